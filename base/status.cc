@@ -1,0 +1,31 @@
+#include "base/status.h"
+
+#include <cstring>
+
+namespace oishell {
+
+std::string errno_text(int err) {
+  const char* name = strerrorname_np(err);
+  std::string text = name ? name : ("errno " + std::to_string(err));
+  text += " (";
+  text += strerror(err);
+  text += ")";
+  return text;
+}
+
+Status Status::from_errno(int err, std::string_view call) {
+  return Status(err, std::string(call) + ": " + errno_text(err));
+}
+
+Status Status::with_context(std::string_view context) const& {
+  Status copy = *this;
+  return std::move(copy).with_context(context);
+}
+
+Status Status::with_context(std::string_view context) && {
+  if (!failed_) return std::move(*this);
+  message_ = std::string(context) + ": " + message_;
+  return std::move(*this);
+}
+
+}  // namespace oishell

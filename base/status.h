@@ -1,0 +1,79 @@
+#pragma once
+// Status and Result<T>: errors as values, carrying errno and the exact call, wrapped with context at each layer.
+// No exceptions cross fork/exec or the sandbox boundary.
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace oishell {
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;  // ok
+  static Status ok() { return Status(); }
+  // A failure described in words ("unknown profile `x`").
+  static Status error(std::string message) { return Status(0, std::move(message)); }
+  // A failed call: "open_tree(\"/usr\"): EPERM (Operation not permitted)".
+  static Status from_errno(int err, std::string_view call);
+
+  bool is_ok() const { return !failed_; }
+  explicit operator bool() const { return is_ok(); }
+  int errno_value() const { return errno_; }  // 0 when the failure was not a call's
+  const std::string& message() const { return message_; }
+
+  // "binding workspace /home/u/p: open_tree(...): EPERM (...)"
+  Status with_context(std::string_view context) const&;
+  Status with_context(std::string_view context) &&;
+
+ private:
+  Status(int err, std::string message) : failed_(true), errno_(err), message_(std::move(message)) {}
+  bool failed_ = false;
+  int errno_ = 0;
+  std::string message_;
+};
+
+// "EPERM (Operation not permitted)"
+std::string errno_text(int err);
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}                     // NOLINT: implicit by design
+  Result(Status status) : value_(std::move(status)) { assert(!std::get<Status>(value_).is_ok()); }  // NOLINT
+
+  bool is_ok() const { return std::holds_alternative<T>(value_); }
+  explicit operator bool() const { return is_ok(); }
+  T& value() & { return std::get<T>(value_); }
+  const T& value() const& { return std::get<T>(value_); }
+  T&& value() && { return std::get<T>(std::move(value_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  const Status& status() const& { return std::get<Status>(value_); }
+  Status status() && { return std::get<Status>(std::move(value_)); }
+
+ private:
+  std::variant<T, Status> value_;
+};
+
+}  // namespace oishell
+
+// Propagate a failed Status/Result from the enclosing function, optionally with context.
+#define OI_TRY(expr)                           \
+  do {                                         \
+    auto oi_status_ = (expr);                  \
+    if (!oi_status_.is_ok()) return oi_status_; \
+  } while (0)
+#define OI_TRY_CTX(expr, context)                                         \
+  do {                                                                    \
+    auto&& oi_r_ = (expr);                                                \
+    if (!oi_r_.is_ok()) return ::oishell::detail::status_of(oi_r_).with_context(context); \
+  } while (0)
+
+namespace oishell::detail {
+inline const Status& status_of(const Status& s) { return s; }
+template <typename T>
+const Status& status_of(const Result<T>& r) { return r.status(); }
+}  // namespace oishell::detail

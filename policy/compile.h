@@ -1,0 +1,47 @@
+#pragma once
+// The entry points from a policy (file or built-in profile) plus command-line overrides to a SandboxSpec.
+// Implemented in policy/ (pure: the host facts come in through CompileContext).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "policy/sandbox_spec.h"
+
+namespace oishell {
+
+// The host facts compilation depends on. from_process() reads them (cwd, $HOME, $TMPDIR, environ);
+// tests build one by hand.
+struct CompileContext {
+  std::string cwd;
+  std::string home;
+  std::string tmpdir = "/tmp";
+  std::map<std::string, std::string> host_env;  // for env.pass
+  static CompileContext from_process();
+};
+
+// Where the policy comes from: a file path, or a built-in profile name; both empty means the `default` profile.
+struct PolicySource {
+  std::string file;
+  std::string profile;
+};
+
+// `oishell run` flags. They add to the policy; they never weaken a `hide` or `deny`.
+struct PolicyOverrides {
+  std::optional<std::string> workspace;   // --workspace DIR
+  std::vector<std::string> read_only;     // --ro PATH
+  std::vector<std::string> read_write;    // --rw PATH
+  std::vector<std::string> allow_domains; // --allow-domain D
+  std::optional<std::string> net_mode;    // --net none|proxy
+  std::vector<std::string> env_set;       // --env K=V
+  std::optional<std::string> wall_time;   // --timeout DUR ("30s", "10m")
+  std::optional<std::string> memory;      // --memory SIZE ("512MiB")
+};
+
+// Load (resolving `extends`), validate, apply overrides, compile. A failure's message lists every validation
+// error as "file:line:column: key.path: what is wrong (hint)", one per line.
+Result<SandboxSpec> compile_policy(const PolicySource& source, const PolicyOverrides& overrides,
+                                   const CompileContext& context);
+
+}  // namespace oishell

@@ -1,0 +1,28 @@
+// CompileContext::from_process: the one place policy/ reads the host (cwd, $HOME, $TMPDIR, environ).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "policy/compile.h"
+
+extern char** environ;
+
+namespace oishell {
+
+CompileContext CompileContext::from_process() {
+  CompileContext context;
+  char buf[4096];
+  if (::getcwd(buf, sizeof buf)) context.cwd = buf;
+  if (const char* home = std::getenv("HOME"); home && *home) context.home = home;
+  if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp) context.tmpdir = tmp;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    context.host_env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return context;
+}
+
+}  // namespace oishell

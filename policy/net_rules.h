@@ -1,0 +1,78 @@
+#pragma once
+// Network rules as data, and the pure functions that decide on them (used by the policy validator, `explain`,
+// and the relay). No syscalls, no DNS.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace oishell {
+
+struct IpAddress {
+  enum class Family { v4, v6 };
+  Family family = Family::v4;
+  std::array<uint8_t, 16> bytes{};  // v4 uses the first 4
+
+  static std::optional<IpAddress> parse(std::string_view text);  // "127.0.0.1", "::1" (no brackets)
+  std::string to_string() const;
+  // Loopback, RFC 1918, CGNAT 100.64/10, link-local, multicast, unspecified, broadcast, IPv6 ULA fc00::/7,
+  // IPv6 link-local, and the IPv4-mapped/compatible forms of all of these.
+  bool is_private_or_special() const;
+  bool operator==(const IpAddress&) const = default;
+};
+
+struct Cidr {
+  IpAddress base;
+  int prefix_len = 0;
+  static Result<Cidr> parse(std::string_view text);  // "127.0.0.0/8", "::1/128", a bare IP = full-length prefix
+  bool contains(const IpAddress& ip) const;  // an IPv4-mapped IPv6 address is matched as its IPv4 form
+  std::string to_string() const;
+  bool operator==(const Cidr&) const = default;
+};
+
+// One allow/deny entry: "example.com", "*.example.org:443", "api.example.net:80,443" is NOT a form;
+// ports come as a list only in the object form {host:, ports:}. IP literals and CIDRs are their own kinds and
+// only ever match destinations written as IP literals.
+struct HostRule {
+  enum class Kind { exact, suffix, ip_cidr };
+  Kind kind = Kind::exact;
+  std::string host;            // normalised; for suffix the part after "*." (e.g. "example.org")
+  std::optional<Cidr> cidr;    // for ip_cidr
+  std::vector<uint16_t> ports; // empty = any port
+  std::string text;            // as the user wrote it, for messages ("*.example.org:443")
+
+  // Parses "example.com", "Example.COM.", "*.example.org:443", "10.0.0.0/8", "[::1]:8080", "192.0.2.1".
+  // Rejects "*", "*.com"-style patterns that cover a whole public suffix (one label after "*."), empty labels,
+  // characters outside [a-z0-9-_.], and ports outside 1..65535, with a message saying why.
+  static Result<HostRule> parse(std::string_view text);
+  // With an explicit port list (object form).
+  static Result<HostRule> parse(std::string_view host, std::vector<uint16_t> ports);
+  bool matches(std::string_view normalised_host, uint16_t port) const;
+  bool operator==(const HostRule&) const = default;
+};
+
+// Lower-case, strip one trailing dot, strip [] around IPv6 literals. Empty optional when not a valid host name
+// or IP literal.
+std::optional<std::string> normalise_host(std::string_view host);
+
+struct NetworkSpec;  // policy/sandbox_spec.h
+
+struct NetDecision {
+  enum class Verdict { allow, deny, ask };
+  Verdict verdict = Verdict::deny;
+  std::string rule;    // which rule decided: "deny *.internal.example.org", "allow example.com", "on_unlisted: deny"
+};
+
+// deny rules, then allow rules (allow_all counts as a match), else on_unlisted. `host` must be normalised.
+// The network mode is not considered here (mode none has no relay at all).
+NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port);
+
+// The private-address guard on a resolved (or literal) destination: a private/special address is refused unless
+// a CIDR in spec.allow_private contains it. Returns an empty string when allowed, else the reason.
+std::string check_resolved_address(const NetworkSpec& spec, const IpAddress& address);
+
+}  // namespace oishell

@@ -1,0 +1,111 @@
+#pragma once
+// SandboxSpec: the compiled policy. Plain data that runtime/ consumes; runtime/ never reads YAML.
+// Produced by policy::compile() (policy/compile.h). Every path here is absolute, normalised (no `..`, no trailing
+// slash) and, where it exists on the host, symlink-resolved at compile time.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/net_rules.h"
+
+namespace oishell {
+
+// One step of the mount plan, applied in order on the new tmpfs root.
+struct MountStep {
+  enum class Kind {
+    bind_ro,   // host `source` bound read-only at `target`
+    bind_rw,   // host `source` bound read-write at `target`
+    tmpfs,     // empty tmpfs at `target` (mode 0755; /tmp gets 01777)
+    proc,      // fresh procfs of the sandbox's pid namespace at `target`
+    dev,       // minimal /dev at `target`: null zero full random urandom tty, devpts (ptmx), shm
+    hide,      // `target` made absent: an empty read-only tmpfs on a dir, /dev/null-less empty file on a file
+    protect,   // `target` (inside a writable bind) re-bound read-only over itself
+  };
+  Kind kind = Kind::bind_ro;
+  std::string source;     // host path (bind kinds); empty otherwise
+  std::string target;     // path inside the sandbox
+  bool optional = false;  // a missing source is skipped (system dirs like /lib64), otherwise an error
+};
+
+// Landlock filesystem rights, by intent; runtime/landlock maps them to the ABI's bits.
+enum class FsAccess {
+  read,        // read files, list dirs
+  read_exec,   // read + execute
+  write,       // read + write + create + remove + rename (refer) + truncate + ioctl_dev
+  dev,         // like write, for /dev (ioctl_dev allowed on device files)
+};
+
+struct LandlockPathRule {
+  std::string path;  // inside the sandbox (after pivot_root)
+  FsAccess access = FsAccess::read;
+};
+
+struct LandlockSpec {
+  bool required = true;  // false: best effort, report what degraded
+  std::vector<LandlockPathRule> paths;
+  std::vector<uint16_t> tcp_connect_ports;  // the relay's ports (3128, 1080) in proxy mode; empty = no connect
+  std::vector<uint16_t> tcp_bind_ports;     // empty = no bind
+  bool scope_abstract_unix = true;
+  bool scope_signal = true;
+};
+
+enum class SeccompLevel { default_level, strict };
+
+struct SeccompSpec {
+  SeccompLevel level = SeccompLevel::default_level;
+  // Deny sets by purpose, e.g. "mount_and_pivot", "namespaces", "kernel_modules", "kexec", "keyring",
+  // "bpf_and_perf", "tracing", "userfaultfd", "io_uring", "handles", "terminal_injection", "sockets",
+  // "clock_and_admin"; strict adds "strict_extras". Names are defined in runtime/seccomp_sets.
+  std::vector<std::string> deny_sets;
+  std::vector<std::string> allow_syscalls;  // removed from the deny sets
+  bool nested_namespaces = false;
+};
+
+enum class NetMode { none, proxy };
+enum class OnUnlisted { deny, ask };
+
+struct NetworkSpec {
+  NetMode mode = NetMode::proxy;
+  bool allow_all = false;           // every public destination allowed (private still guarded)
+  std::vector<HostRule> allow;
+  std::vector<HostRule> deny;       // always wins over allow
+  std::vector<Cidr> allow_private;  // exempt from the private-address guard
+  std::map<std::string, std::string> hosts;  // pinned resolution: normalised name -> IP literal
+  OnUnlisted on_unlisted = OnUnlisted::deny;
+  uint16_t http_proxy_port = 3128;
+  uint16_t socks_proxy_port = 1080;
+};
+
+struct LimitsSpec {
+  std::optional<uint64_t> memory_bytes;
+  std::optional<uint64_t> pids;
+  std::optional<uint64_t> cpu_time_seconds;
+  std::optional<uint64_t> wall_time_ms;
+  std::optional<uint64_t> file_size_bytes;
+  std::optional<uint64_t> open_files;
+};
+
+enum class HomeMode { tmpfs, workspace, none };
+
+struct SandboxSpec {
+  int version = 1;
+  std::string workspace;          // host path, bound read-write (read-only when the policy says so)
+  bool workspace_read_only = false;
+  std::string cwd;                // inside the sandbox; the workspace path by default
+  HomeMode home = HomeMode::tmpfs;
+  std::string home_path;          // $HOME inside the sandbox
+  std::vector<MountStep> mounts;  // the whole mount plan, in order (hide and protect steps included)
+  std::vector<std::string> protected_paths;  // host paths inside the workspace watched for changes (exit report)
+  LandlockSpec landlock;
+  SeccompSpec seccomp;
+  NetworkSpec network;
+  LimitsSpec limits;
+  // The whole environment inside, in order. Built from env.pass (values taken from the compile context) and env.set,
+  // plus HOME, PWD, the proxy variables in proxy mode. Nothing else of the host environment enters.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string hostname = "oishell";
+};
+
+}  // namespace oishell

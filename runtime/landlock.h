@@ -1,0 +1,24 @@
+#pragma once
+// Landlock: filesystem, TCP and scope rules at the highest ABI the kernel offers.
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "policy/sandbox_spec.h"
+
+namespace oishell {
+
+// The kernel's Landlock ABI version; 0 when Landlock is unavailable or disabled.
+int landlock_abi_version();
+
+struct LandlockReport {
+  int abi = 0;
+  std::vector<std::string> degraded;  // "truncate not enforced (ABI 2)", ...
+};
+
+// Builds the ruleset from `spec` (paths are as seen by the caller, i.e. after pivot_root) and restricts the
+// calling thread. Requires no_new_privs or CAP_SYS_ADMIN. With spec.required, any right the kernel cannot enforce
+// is an error; otherwise it is listed in report->degraded.
+Status landlock_apply(const LandlockSpec& spec, LandlockReport* report);
+
+}  // namespace oishell

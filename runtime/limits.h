@@ -1,0 +1,34 @@
+#pragma once
+// Resource limits: cgroup v2 where a delegated or writable subtree exists, else cgroup v1 where writable (pids and
+// memory controllers), else rlimits. Always says which mechanism enforced what.
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "policy/sandbox_spec.h"
+
+namespace oishell {
+
+class ResourceLimits {
+ public:
+  // Supervisor side, before the sandbox starts: creates the cgroup(s) it can. Never fails for lack of cgroups:
+  // falls back to rlimits and records that in mechanisms().
+  static Result<std::unique_ptr<ResourceLimits>> prepare(const LimitsSpec& spec);
+  virtual ~ResourceLimits() = default;
+  // Supervisor side: puts `pid` (sandbox init, host pid) into the cgroup(s).
+  virtual Status add_process(pid_t pid) = 0;
+  // Inside (init, before exec of any sandboxed process): sets the rlimits that cover what cgroups did not
+  // (file size, open files, cpu time always; memory/pids when no cgroup took them).
+  virtual Status apply_rlimits() const = 0;
+  // "memory: cgroup v1 (2 GiB)", "pids: rlimit RLIMIT_NPROC (512, per uid)", ...
+  virtual std::vector<std::string> mechanisms() const = 0;
+  // After a process died of SIGKILL: was it the memory limit? Returns "memory limit 2 GiB" or "".
+  virtual std::string kill_reason() const = 0;
+  // Kills everything left in the cgroup(s) and removes them. Idempotent; the destructor calls it.
+  virtual void teardown() = 0;
+};
+
+}  // namespace oishell

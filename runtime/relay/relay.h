@@ -1,0 +1,57 @@
+#pragma once
+// The relay: the sandbox's only network exit. Listener sockets are created inside the sandbox's network namespace
+// (by sandbox init) and handed to the supervisor, which serves them here, outside, opening upstream connections in
+// the host namespace after deciding on each one from the NetworkSpec. One event loop on its own thread.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "policy/sandbox_spec.h"
+#include "runtime/events.h"
+
+namespace oishell::relay {
+
+enum class Protocol { http, socks5 };
+
+struct Listener {
+  UniqueFd fd;  // listening, non-blocking
+  Protocol protocol = Protocol::http;
+};
+
+enum class AskAnswer { allow_once, allow_always, deny };
+
+struct AskRequest {
+  uint64_t id = 0;
+  std::string host;
+  uint16_t port = 0;
+};
+
+// Called on the relay thread when on_unlisted is `ask`; the answer comes back through Relay::answer() from any
+// thread. A question not answered within ask_timeout_ms is denied.
+using AskHandler = std::function<void(const AskRequest&)>;
+
+struct RelayOptions {
+  uint32_t ask_timeout_ms = 60'000;
+  uint32_t connect_timeout_ms = 10'000;
+  uint32_t idle_timeout_ms = 300'000;
+  uint32_t max_header_bytes = 64 * 1024;
+  uint32_t max_connections = 1024;
+};
+
+class Relay {
+ public:
+  static Result<std::unique_ptr<Relay>> create(const NetworkSpec& spec, EventSink& events, AskHandler ask,
+                                               RelayOptions options = {});
+  virtual ~Relay() = default;
+  // Starts serving the listeners on the relay thread.
+  virtual Status start(std::vector<Listener> listeners) = 0;
+  virtual void answer(uint64_t ask_id, AskAnswer answer) = 0;
+  // Stops the thread and closes every connection. Idempotent; the destructor calls it.
+  virtual void stop() = 0;
+};
+
+}  // namespace oishell::relay

@@ -1,0 +1,84 @@
+#pragma once
+// Sandbox: one confined session. create() clones sandbox init into new user, mount, pid, ipc, uts, net and cgroup
+// namespaces; init builds the mount tree, brings up `lo`, opens the relay listeners and hands them (and the seccomp
+// notify fd) up, seals itself (DESIGN.md, "Sealing order") and then waits for spawn requests. Every process started
+// with spawn() is a child of init, so it inherits the whole confinement. The supervisor side (this object) serves
+// the relay, answers seccomp notifications, enforces wall time and limits and reports everything to the EventSink.
+//
+// Lifetimes: destroying the Sandbox kills init, and with it every sandboxed process (pid namespace). init has
+// PDEATHSIG, so it dies with the supervisor process too.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "policy/sandbox_spec.h"
+#include "runtime/events.h"
+#include "runtime/relay/relay.h"
+
+namespace oishell {
+
+struct SpawnRequest {
+  std::vector<std::string> argv;  // argv[0] resolved with the sandbox's PATH when it has no '/'
+  std::vector<std::pair<std::string, std::string>> extra_env;  // added to SandboxSpec::env
+  std::string cwd;                // inside; empty = SandboxSpec::cwd
+  // Stdio given to the process: the supervisor's fds as they are (e.g. a terminal), or new pipes.
+  enum class Stdio { inherit, pipes };
+  Stdio stdio = Stdio::pipes;
+  // Extra fds the process gets at 3, 4, ... (e.g. an executor's control channel); the supervisor keeps its ends.
+  std::vector<int> extra_fds;
+};
+
+struct Spawned {
+  uint64_t id = 0;           // the sandbox's handle for this process
+  UniqueFd stdin_fd;         // write end (pipes mode)
+  UniqueFd stdout_fd;        // read end (pipes mode)
+  UniqueFd stderr_fd;        // read end (pipes mode)
+};
+
+struct ExitInfo {
+  uint64_t id = 0;
+  int exit_code = -1;      // when exited normally
+  int signal = 0;          // when killed by a signal
+  std::string reason;      // "", "wall time limit 30s", "memory limit 2 GiB", ...
+  // The conventional shell status: exit_code, or 128 + signal.
+  int shell_status() const { return signal ? 128 + signal : exit_code; }
+};
+
+struct SandboxOptions {
+  relay::AskHandler ask;  // network `ask` questions; null = deny unlisted
+};
+
+class Sandbox {
+ public:
+  // Builds and seals the sandbox. Fails closed: anything the spec requires that cannot be enforced is an error
+  // naming the step ("landlock: kernel ABI 3 < required 4 for ..."); best-effort degradations are reported as
+  // events and returned by degradations().
+  static Result<std::unique_ptr<Sandbox>> create(const SandboxSpec& spec, EventSink& events,
+                                                 SandboxOptions options = {});
+  virtual ~Sandbox() = default;
+
+  // Starts a process inside; it is the leader of its own process group.
+  virtual Result<Spawned> spawn(const SpawnRequest& request) = 0;
+  // Sends `sig` to the process group of a spawned process (its children included).
+  virtual Status signal(uint64_t id, int sig) = 0;
+  // Readable when an exit (or a sandbox-level failure) is pending; then call next_exit().
+  virtual int wait_fd() const = 0;
+  // Non-blocking: the next process that ended, if any.
+  virtual std::optional<ExitInfo> next_exit() = 0;
+  // Blocks until process `id` ends (other exits are kept for next_exit()).
+  virtual Result<ExitInfo> wait(uint64_t id) = 0;
+  // Answer a network ask.
+  virtual void answer_ask(uint64_t ask_id, relay::AskAnswer answer) = 0;
+  // What was enforced and what degraded, as sentences; also sent in the "start" event.
+  virtual const std::vector<std::string>& degradations() const = 0;
+  // Kills every process inside and tears down; reports protected paths that changed. Idempotent.
+  virtual void shutdown() = 0;
+};
+
+}  // namespace oishell

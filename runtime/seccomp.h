@@ -1,0 +1,37 @@
+#pragma once
+// seccomp: architecture check, deny sets by purpose, denials reported through user notification.
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "policy/sandbox_spec.h"
+#include "runtime/events.h"
+
+namespace oishell {
+
+// Loads the filter into the calling process (needs no_new_privs). Foreign ABIs (x32, i386) are killed.
+// Reportable denials go to a user-notification listener whose fd is returned; the supervisor must serve it with
+// SeccompNotifier, which answers each with the set's errno and emits a "denied" event. Calls whose denial needs
+// no report (clone3 -> ENOSYS, so libc falls back to clone) return their errno directly.
+Result<UniqueFd> seccomp_apply(const SeccompSpec& spec);
+
+// Supervisor side of the notify fd. handle_ready() is called when the fd is readable; it answers one
+// notification. Thread-compatible; owned by the supervisor loop.
+class SeccompNotifier {
+ public:
+  SeccompNotifier(UniqueFd notify_fd, const SeccompSpec& spec, EventSink& events);
+  int fd() const { return fd_.get(); }
+  // Returns an error only when the fd is broken (e.g. every filtered process is gone: ENOENT is not an error).
+  Status handle_ready();
+
+ private:
+  UniqueFd fd_;
+  EventSink& events_;
+  std::vector<int> errno_by_syscall_;  // indexed by syscall number; built from the spec
+  std::vector<std::string> set_by_syscall_;
+};
+
+}  // namespace oishell
