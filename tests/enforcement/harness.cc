@@ -1,0 +1,127 @@
+#include "harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace oishell::test {
+namespace {
+
+struct Captured {
+  int status = -1;
+  std::string out, err;
+};
+
+// fork/exec argv with stdout and stderr captured; kills it after timeout_seconds.
+Captured run_captured(const std::vector<std::string>& argv, int timeout_seconds) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork");
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    dprintf(2, "exec %s: %s\n", args[0], strerror(errno));
+    _exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  Captured result;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  auto deadline = ::time(nullptr) + timeout_seconds;
+  while (open_fds > 0) {
+    int left = static_cast<int>(deadline - ::time(nullptr));
+    if (left <= 0) {
+      ::kill(pid, SIGKILL);
+      result.err += "\n[harness: timed out]";
+      break;
+    }
+    if (::poll(fds, 2, left * 1000) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        (i == 0 ? result.out : result.err).append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds) if (f.fd >= 0) ::close(f.fd);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {}
+  result.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+  return result;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+SandboxRun run_sandboxed(const std::vector<std::string>& oishell_args, const std::vector<std::string>& command,
+                         int timeout_seconds) {
+  std::vector<std::string> argv = {oishell_bin(), "run"};
+  argv.insert(argv.end(), oishell_args.begin(), oishell_args.end());
+  argv.push_back("--ro");
+  argv.push_back(std::filesystem::path(probe_bin()).parent_path().string());
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  Captured c = run_captured(argv, timeout_seconds);
+  return {c.status, c.out, c.err};
+}
+
+std::string probe(const std::vector<std::string>& oishell_args, const std::vector<std::string>& probe_args) {
+  std::vector<std::string> command = {probe_bin()};
+  command.insert(command.end(), probe_args.begin(), probe_args.end());
+  SandboxRun run = run_sandboxed(oishell_args, command);
+  if (run.status != 0) return "status=" + std::to_string(run.status) + ": " + run.err;
+  return first_line(run.out);
+}
+
+std::string probe_on_host(const std::vector<std::string>& probe_args) {
+  std::vector<std::string> argv = {probe_bin()};
+  argv.insert(argv.end(), probe_args.begin(), probe_args.end());
+  Captured c = run_captured(argv, 30);
+  if (c.status != 0) return "status=" + std::to_string(c.status) + ": " + c.err;
+  return first_line(c.out);
+}
+
+TempDir::TempDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/oishell-test-XXXXXX";
+  if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp: " + std::string(strerror(errno)));
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string TempDir::write(const std::string& relative, const std::string& content) const {
+  std::filesystem::path full = std::filesystem::path(path_) / relative;
+  std::filesystem::create_directories(full.parent_path());
+  std::ofstream(full) << content;
+  return full.string();
+}
+
+}  // namespace oishell::test

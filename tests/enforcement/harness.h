@@ -1,0 +1,43 @@
+#pragma once
+// Runs `oishell run` as a user would, for enforcement tests. Each call is a fresh sandbox (one process per case).
+#include <string>
+#include <vector>
+
+namespace oishell::test {
+
+struct SandboxRun {
+  int status = -1;  // oishell's exit status (the command's, 128+N for signal N, 125/126 for policy/sandbox errors)
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// `oishell run <oishell_args> -- <command>`; the probe's directory is always added read-only (--ro).
+SandboxRun run_sandboxed(const std::vector<std::string>& oishell_args, const std::vector<std::string>& command,
+                         int timeout_seconds = 60);
+
+// Runs `oishell-probe <probe_args>` in the sandbox and returns its first stdout line ("ok", "EACCES", ...), or
+// "status=N: <stderr>" when the sandbox or the probe failed.
+std::string probe(const std::vector<std::string>& oishell_args, const std::vector<std::string>& probe_args);
+
+// The same probe run on the host, without a sandbox: what the action does when nothing stops it.
+std::string probe_on_host(const std::vector<std::string>& probe_args);
+
+// A fresh directory under $TMPDIR, removed (recursively) when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  // Writes `content` to path()/relative (creating parent dirs); returns the full path.
+  std::string write(const std::string& relative, const std::string& content) const;
+
+ private:
+  std::string path_;
+};
+
+inline const char* oishell_bin() { return OISHELL_BIN; }
+inline const char* probe_bin() { return OISHELL_PROBE_BIN; }
+
+}  // namespace oishell::test
