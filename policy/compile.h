@@ -11,6 +11,8 @@
 
 namespace oishell {
 
+class HostFs;  // policy/host_fs.h
+
 // The host facts compilation depends on. from_process() reads them (cwd, $HOME, $TMPDIR, environ);
 // tests build one by hand.
 struct CompileContext {
@@ -18,6 +20,7 @@ struct CompileContext {
   std::string home;
   std::string tmpdir = "/tmp";
   std::map<std::string, std::string> host_env;  // for env.pass
+  const HostFs* fs = nullptr;  // existence, kinds and symlinks of host paths; null = the real filesystem
   static CompileContext from_process();
 };
 

@@ -22,9 +22,10 @@ struct MountStep {
     dev,       // minimal /dev at `target`: null zero full random urandom tty, devpts (ptmx), shm
     hide,      // `target` made absent: an empty read-only tmpfs on a dir, /dev/null-less empty file on a file
     protect,   // `target` (inside a writable bind) re-bound read-only over itself
+    symlink,   // a symlink at `target` whose contents are `source` (e.g. /bin -> usr/bin on merged-/usr hosts)
   };
   Kind kind = Kind::bind_ro;
-  std::string source;     // host path (bind kinds); empty otherwise
+  std::string source;     // host path (bind kinds); the link's contents (symlink); empty otherwise
   std::string target;     // path inside the sandbox
   bool optional = false;  // a missing source is skipped (system dirs like /lib64), otherwise an error
 };
