@@ -1,0 +1,176 @@
+// compile_policy(): load, override, compile. The network, process, limits and env halves of compile() live here;
+// the filesystem half is mount_plan.cc.
+#include <algorithm>
+
+#include "policy/compiler.h"
+#include "policy/host_fs.h"
+#include "policy/load.h"
+#include "policy/mount_plan.h"
+
+namespace oishell::policy {
+namespace {
+
+Diagnostic plain(SourcePos pos, std::string key, std::string message, std::string hint = {}) {
+  return Diagnostic{std::move(pos), std::move(key), std::move(message), std::move(hint)};
+}
+
+// $HOME inside: the host's home path when it is a plausible one, else a neutral path. Never `/` or a system dir.
+std::string home_inside(const CompileContext& context, const HostFs& host) {
+  std::string home = context.home;
+  if (home.empty() || home[0] != '/' || home.find("/..") != std::string::npos) return kFallbackHome;
+  home = normalise_path(home);
+  if (auto real = host.real_path(home)) home = *real;
+  if (home == "/") return kFallbackHome;
+  for (const auto& dir : system_dirs()) {
+    if (path_within(home, dir)) return kFallbackHome;
+  }
+  for (const char* dir : {"/proc", "/dev", "/sys", "/tmp"}) {
+    if (path_within(home, dir)) return kFallbackHome;
+  }
+  return home;
+}
+
+void add_env(std::vector<std::pair<std::string, std::string>>& env, const std::string& name, std::string value) {
+  auto it = std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == name; });
+  if (it != env.end()) {
+    it->second = std::move(value);
+  } else {
+    env.emplace_back(name, std::move(value));
+  }
+}
+
+void compile_env(const Policy& policy, const CompileContext& context, SandboxSpec& spec) {
+  auto& env = spec.env;
+  env.emplace_back("PATH", kDefaultPath);
+  for (const auto& [name, pos] : policy.env.pass) {
+    auto it = context.host_env.find(name);
+    if (it != context.host_env.end()) add_env(env, name, it->second);
+  }
+  for (const auto& [name, value] : policy.env.set) add_env(env, name, value);
+  add_env(env, "HOME", spec.home_path);
+  add_env(env, "PWD", spec.cwd);
+  if (spec.network.mode == NetMode::proxy) {
+    std::string http = "http://127.0.0.1:" + std::to_string(spec.network.http_proxy_port);
+    std::string socks = "socks5h://127.0.0.1:" + std::to_string(spec.network.socks_proxy_port);
+    for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) add_env(env, name, http);
+    for (const char* name : {"ALL_PROXY", "all_proxy"}) add_env(env, name, socks);
+    for (const char* name : {"NO_PROXY", "no_proxy"}) add_env(env, name, "localhost,127.0.0.1,::1");
+  }
+}
+
+void compile_network(const Policy& policy, SandboxSpec& spec) {
+  const auto& net = policy.network;
+  auto& out = spec.network;
+  out.mode = net.mode.get_or(NetMode::proxy);
+  out.allow_all = net.allow_all.get_or(false);
+  for (const auto& item : net.allow) out.allow.push_back(item.rule);
+  for (const auto& item : net.deny) out.deny.push_back(item.rule);
+  for (const auto& item : net.allow_private) out.allow_private.push_back(item.cidr);
+  for (const auto& [name, ip] : net.hosts) out.hosts[name] = ip.first;
+  out.on_unlisted = net.on_unlisted.get_or(OnUnlisted::deny);
+  if (out.mode == NetMode::proxy) {
+    spec.landlock.tcp_connect_ports = {out.http_proxy_port, out.socks_proxy_port};
+  }
+}
+
+void compile_process(const Policy& policy, SandboxSpec& spec) {
+  auto& out = spec.seccomp;
+  out.level = policy.process.seccomp.get_or(SeccompLevel::default_level);
+  out.nested_namespaces = policy.process.nested_namespaces.get_or(false);
+  for (const auto& name : default_deny_sets()) {
+    if (name == "namespaces" && out.nested_namespaces) continue;
+    out.deny_sets.push_back(name);
+  }
+  if (out.level == SeccompLevel::strict) out.deny_sets.push_back("strict_extras");
+  for (const auto& [name, pos] : policy.process.allow_syscalls) out.allow_syscalls.push_back(name);
+}
+
+void compile_limits(const Policy& policy, SandboxSpec& spec) {
+  const auto& in = policy.limits;
+  auto& out = spec.limits;
+  out.memory_bytes = in.memory_bytes.value;
+  out.pids = in.pids.value;
+  out.cpu_time_seconds = in.cpu_time_seconds.value;
+  out.wall_time_ms = in.wall_time_ms.value;
+  out.file_size_bytes = in.file_size_bytes.value;
+  out.open_files = in.open_files.value;
+}
+
+}  // namespace
+
+const std::vector<std::string>& default_deny_sets() {
+  static const std::vector<std::string> kSets = {
+      "mount_and_pivot", "namespaces", "kernel_modules", "kexec",   "keyring",
+      "bpf_and_perf",    "tracing",    "userfaultfd",    "io_uring", "handles",
+      "terminal_injection", "sockets", "clock_and_admin"};
+  return kSets;
+}
+
+Result<SandboxSpec> compile(const Policy& policy, const CompileContext& context) {
+  const HostFs& host = context.fs ? *context.fs : HostFs::real();
+  std::vector<Diagnostic> errors;
+  SandboxSpec spec;
+  spec.version = policy.version;
+
+  // The workspace: expanded, then resolved; it must be an existing directory and not a piece of the system.
+  PathVars vars{context.cwd, "", context.home, context.tmpdir};
+  const auto& ws_field = policy.filesystem.workspace;
+  std::string ws_text = ws_field.get_or(".");
+  auto expanded = expand_path(ws_text, PathRole::workspace, vars);
+  if (!expanded) {
+    errors.push_back(plain(ws_field.pos, "filesystem.workspace", expanded.status().message()));
+  } else {
+    auto real = host.real_path(*expanded);
+    if (!real || host.kind(*real) != HostFs::Kind::directory) {
+      errors.push_back(plain(ws_field.pos, "filesystem.workspace",
+                             "workspace " + *expanded + " is not an existing directory", "create it, or run elsewhere"));
+    } else {
+      bool bad = *real == "/";
+      for (const char* dir : {"/proc", "/dev", "/sys"}) bad = bad || path_within(*real, dir);
+      if (bad) {
+        errors.push_back(plain(ws_field.pos, "filesystem.workspace", "workspace " + *real + " would expose the host",
+                               "use a project directory"));
+      }
+      vars.workspace = *real;
+    }
+  }
+  if (!errors.empty()) return Status::error(format_diagnostics(errors));
+
+  spec.workspace = vars.workspace;
+  spec.workspace_read_only = policy.filesystem.workspace_read_only.get_or(false);
+  spec.cwd = spec.workspace;
+  spec.home = policy.filesystem.home.get_or(HomeMode::tmpfs);
+  spec.home_path = spec.home == HomeMode::workspace ? spec.workspace : home_inside(context, host);
+  spec.landlock.required = policy.landlock_required.get_or(true);
+
+  FsPlanInput fs_in;
+  fs_in.fs = &policy.filesystem;
+  fs_in.host = &host;
+  fs_in.vars = vars;
+  fs_in.home_path = spec.home_path;
+  fs_in.home = spec.home;
+  fs_in.workspace_read_only = spec.workspace_read_only;
+  if (!plan_filesystem(fs_in, spec, errors)) return Status::error(format_diagnostics(errors));
+
+  compile_network(policy, spec);
+  compile_process(policy, spec);
+  compile_limits(policy, spec);
+  compile_env(policy, context, spec);
+  return spec;
+}
+
+}  // namespace oishell::policy
+
+namespace oishell {
+
+Result<SandboxSpec> compile_policy(const PolicySource& source, const PolicyOverrides& overrides,
+                                   const CompileContext& context) {
+  policy::LoadResult loaded = policy::load_policy(source);
+  if (!loaded.ok()) return Status::error(policy::format_diagnostics(loaded.errors));
+  std::vector<policy::Diagnostic> errors;
+  policy::apply_overrides(loaded.policy, overrides, context, errors);
+  if (!errors.empty()) return Status::error(policy::format_diagnostics(errors));
+  return policy::compile(loaded.policy, context);
+}
+
+}  // namespace oishell

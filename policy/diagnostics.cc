@@ -1,0 +1,79 @@
+// Diagnostic formatting and the "did you mean" suggestion for misspelt keys and values.
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace oishell::policy {
+
+std::string Diagnostic::format() const {
+  std::string out;
+  if (!pos.file.empty()) {
+    out += pos.file;
+    out += ':';
+    if (pos.line > 0) out += std::to_string(pos.line) + ":" + std::to_string(pos.column) + ":";
+    out += ' ';
+  }
+  if (!key_path.empty()) out += key_path + ": ";
+  out += message;
+  if (!hint.empty()) out += " (" + hint + ")";
+  return out;
+}
+
+std::string format_diagnostics(const std::vector<Diagnostic>& diagnostics) {
+  std::string out;
+  for (const auto& d : diagnostics) {
+    if (!out.empty()) out += '\n';
+    out += d.format();
+  }
+  return out;
+}
+
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      size_t cost = (a[i - 1] == b[j - 1]) ? 0 : 1;
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  if (word.size() > 64) return {};
+  std::string best;
+  size_t best_distance = 0;
+  std::string w = lower(word);
+  for (const auto& c : candidates) {
+    // '-' for '_' and case are the commonest slips; they count as no distance.
+    std::string normalised = w;
+    std::replace(normalised.begin(), normalised.end(), '-', '_');
+    size_t d = edit_distance(normalised, c);
+    if (best.empty() || d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  size_t allowed = std::max<size_t>(2, word.size() / 3);
+  if (best.empty() || best_distance > allowed) return {};
+  return best;
+}
+
+}  // namespace oishell::policy

@@ -1,0 +1,124 @@
+// HostFs: the real host (lstat, readlink, realpath) and a fake one for tests.
+#include "policy/host_fs.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "policy/paths.h"
+
+namespace oishell {
+namespace {
+
+class RealHostFs : public HostFs {
+ public:
+  Kind kind(const std::string& path) const override {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return Kind::missing;
+    if (S_ISLNK(st.st_mode)) return Kind::symlink;
+    if (S_ISDIR(st.st_mode)) return Kind::directory;
+    if (S_ISREG(st.st_mode)) return Kind::file;
+    return Kind::other;
+  }
+  std::optional<std::string> read_link(const std::string& path) const override {
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+    if (n < 0 || static_cast<size_t>(n) >= sizeof buf) return std::nullopt;
+    return std::string(buf, static_cast<size_t>(n));
+  }
+  std::optional<std::string> real_path(const std::string& path) const override {
+    char buf[PATH_MAX];
+    if (!::realpath(path.c_str(), buf)) return std::nullopt;
+    return std::string(buf);
+  }
+};
+
+}  // namespace
+
+const HostFs& HostFs::real() {
+  static const RealHostFs fs;
+  return fs;
+}
+
+FakeHostFs& FakeHostFs::dir(const std::string& path) {
+  std::string p = policy::normalise_path(path);
+  kinds_[p] = Kind::directory;
+  for (auto slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1)) {
+    kinds_.emplace(p.substr(0, slash), Kind::directory);
+  }
+  return *this;
+}
+
+FakeHostFs& FakeHostFs::file(const std::string& path) {
+  std::string p = policy::normalise_path(path);
+  auto slash = p.rfind('/');
+  if (slash > 0) dir(p.substr(0, slash));
+  kinds_[p] = Kind::file;
+  return *this;
+}
+
+FakeHostFs& FakeHostFs::symlink(const std::string& path, const std::string& target) {
+  std::string p = policy::normalise_path(path);
+  auto slash = p.rfind('/');
+  if (slash > 0) dir(p.substr(0, slash));
+  kinds_[p] = Kind::symlink;
+  links_[p] = target;
+  return *this;
+}
+
+HostFs::Kind FakeHostFs::kind(const std::string& path) const {
+  if (path == "/") return Kind::directory;
+  auto it = kinds_.find(path);
+  return it == kinds_.end() ? Kind::missing : it->second;
+}
+
+std::optional<std::string> FakeHostFs::read_link(const std::string& path) const {
+  auto it = links_.find(path);
+  if (it == links_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> FakeHostFs::real_path(const std::string& path) const {
+  // Resolve component by component, following links (relative ones against their directory); 40 hops at most.
+  std::vector<std::string> pending;
+  std::string rest = path;
+  std::string resolved;
+  int hops = 0;
+  size_t i = 0;
+  while (i < rest.size()) {
+    while (i < rest.size() && rest[i] == '/') ++i;
+    size_t end = rest.find('/', i);
+    if (end == std::string::npos) end = rest.size();
+    std::string part = rest.substr(i, end - i);
+    i = end;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      auto slash = resolved.rfind('/');
+      resolved = slash == std::string::npos ? "" : resolved.substr(0, slash);
+      continue;
+    }
+    std::string candidate = resolved + "/" + part;
+    Kind k = kind(candidate);
+    if (k == Kind::missing) return std::nullopt;
+    if (k == Kind::symlink) {
+      if (++hops > 40) return std::nullopt;
+      std::string target = links_.at(candidate);
+      std::string remaining = rest.substr(i);
+      if (!target.empty() && target[0] == '/') {
+        resolved.clear();
+        rest = target + remaining;
+      } else {
+        rest = target + remaining;
+      }
+      i = 0;
+      continue;
+    }
+    resolved = candidate;
+  }
+  return resolved.empty() ? "/" : resolved;
+}
+
+}  // namespace oishell

@@ -1,0 +1,41 @@
+#pragma once
+// The host filesystem facts compilation needs (does a path exist, what kind, where does it really lead), behind a
+// seam so tests compile against a fixed, fake host and golden files stay stable.
+#include <map>
+#include <optional>
+#include <string>
+
+namespace oishell {
+
+class HostFs {
+ public:
+  enum class Kind { missing, directory, file, symlink, other };
+  virtual ~HostFs() = default;
+  // lstat-like: a symlink is reported as a symlink.
+  virtual Kind kind(const std::string& path) const = 0;
+  // The link's contents, for a symlink.
+  virtual std::optional<std::string> read_link(const std::string& path) const = 0;
+  // realpath(3): every symlink resolved; nullopt when some component is missing.
+  virtual std::optional<std::string> real_path(const std::string& path) const = 0;
+
+  // The process's view of the host.
+  static const HostFs& real();
+};
+
+// A host described by hand (tests): paths -> kind, symlinks -> targets. Parent directories are implied.
+class FakeHostFs : public HostFs {
+ public:
+  FakeHostFs& dir(const std::string& path);
+  FakeHostFs& file(const std::string& path);
+  FakeHostFs& symlink(const std::string& path, const std::string& target);
+
+  Kind kind(const std::string& path) const override;
+  std::optional<std::string> read_link(const std::string& path) const override;
+  std::optional<std::string> real_path(const std::string& path) const override;
+
+ private:
+  std::map<std::string, Kind> kinds_;
+  std::map<std::string, std::string> links_;
+};
+
+}  // namespace oishell

@@ -1,0 +1,190 @@
+// Policy file parsing: `network`, `process` and `limits` (the rest is in parse.cc).
+#include <algorithm>
+#include <cctype>
+
+#include "policy/parse_util.h"
+#include "policy/units.h"
+
+namespace oishell::policy::detail {
+namespace {
+
+const char kAllowAllHint[] = "to allow every public destination write `allow_all: true`";
+
+std::optional<HostItem> parse_host_rule(NodeReader& reader, const YAML::Node& node, const std::string& path) {
+  if (node.IsMap()) {
+    std::optional<std::string> host;
+    std::vector<uint16_t> ports;
+    bool ports_ok = true;
+    for (auto& [key, value] : reader.map_entries(node, path, {"host", "ports"})) {
+      if (key == "host") {
+        host = reader.string(value, path + ".host");
+      } else {
+        auto items = reader.sequence_items(value, path + ".ports");
+        for (size_t i = 0; i < items.size(); ++i) {
+          auto port = reader.integer(items[i], NodeReader::item_path(path + ".ports", i), 1, 65535);
+          if (port) {
+            ports.push_back(static_cast<uint16_t>(*port));
+          } else {
+            ports_ok = false;
+          }
+        }
+      }
+    }
+    if (!host) {
+      if (ports_ok) reader.error(node, path, "missing `host`", "{host: api.example.net, ports: [443]}");
+      return std::nullopt;
+    }
+    if (!ports_ok) return std::nullopt;
+    auto rule = HostRule::parse(*host, ports);
+    if (!rule) {
+      reader.error(node, path + ".host", rule.status().message(), *host == "*" ? kAllowAllHint : "");
+      return std::nullopt;
+    }
+    return HostItem{*rule, reader.pos(node)};
+  }
+  auto text = reader.string(node, path);
+  if (!text) return std::nullopt;
+  auto rule = HostRule::parse(*text);
+  if (!rule) {
+    bool everything = *text == "*" || text->starts_with("*:");
+    reader.error(node, path, rule.status().message(), everything ? kAllowAllHint : "");
+    return std::nullopt;
+  }
+  return HostItem{*rule, reader.pos(node)};
+}
+
+void parse_host_list(NodeReader& reader, const YAML::Node& node, const std::string& path, std::vector<HostItem>& out) {
+  auto items = reader.sequence_items(node, path);
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (auto item = parse_host_rule(reader, items[i], NodeReader::item_path(path, i))) out.push_back(*item);
+  }
+}
+
+bool valid_syscall_name(const std::string& name) {
+  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+}  // namespace
+
+void parse_network(NodeReader& reader, const YAML::Node& node, NetworkPolicy& out) {
+  static const std::vector<std::string> kKeys = {"mode", "allow_all", "allow", "deny", "allow_private", "hosts",
+                                                 "on_unlisted"};
+  for (auto& [key, value] : reader.map_entries(node, "network", kKeys)) {
+    std::string path = "network." + key;
+    if (key == "mode") {
+      if (auto c = reader.choice(value, path, {"none", "proxy"})) {
+        out.mode.set(*c == "none" ? NetMode::none : NetMode::proxy, reader.pos(value));
+      }
+    } else if (key == "allow_all") {
+      if (auto b = reader.boolean(value, path)) out.allow_all.set(*b, reader.pos(value));
+    } else if (key == "allow") {
+      parse_host_list(reader, value, path, out.allow);
+    } else if (key == "deny") {
+      parse_host_list(reader, value, path, out.deny);
+    } else if (key == "allow_private") {
+      auto items = reader.sequence_items(value, path);
+      for (size_t i = 0; i < items.size(); ++i) {
+        std::string item_path = NodeReader::item_path(path, i);
+        auto text = reader.string(items[i], item_path);
+        if (!text) continue;
+        auto cidr = Cidr::parse(*text);
+        if (!cidr) {
+          reader.error(items[i], item_path, cidr.status().message(), "a CIDR like 127.0.0.0/8 or ::1/128");
+          continue;
+        }
+        out.allow_private.push_back(CidrItem{*cidr, *text, reader.pos(items[i])});
+      }
+    } else if (key == "hosts") {
+      for (auto& [name, ip_node] : reader.free_map_entries(value, path)) {
+        std::string item_path = path + "." + name;
+        auto normalised = normalise_host(name);
+        if (!normalised || IpAddress::parse(*normalised)) {
+          reader.error(ip_node, item_path, "`" + name + "` is not a host name", "hosts: {api.example.com: 127.0.0.2}");
+          continue;
+        }
+        auto ip_text = reader.string(ip_node, item_path);
+        if (!ip_text) continue;
+        auto ip = IpAddress::parse(*ip_text);
+        if (!ip) {
+          reader.error(ip_node, item_path, "`" + *ip_text + "` is not an IP address", "an IPv4 or IPv6 literal");
+          continue;
+        }
+        out.hosts[*normalised] = {ip->to_string(), reader.pos(ip_node)};
+      }
+    } else if (key == "on_unlisted") {
+      if (auto c = reader.choice(value, path, {"deny", "ask"})) {
+        out.on_unlisted.set(*c == "deny" ? OnUnlisted::deny : OnUnlisted::ask, reader.pos(value));
+      }
+    }
+  }
+}
+
+void parse_process(NodeReader& reader, const YAML::Node& node, ProcessPolicy& out) {
+  for (auto& [key, value] : reader.map_entries(node, "process", {"seccomp", "allow_syscalls", "nested_namespaces"})) {
+    std::string path = "process." + key;
+    if (key == "seccomp") {
+      if (auto c = reader.choice(value, path, {"default", "strict"})) {
+        out.seccomp.set(*c == "strict" ? SeccompLevel::strict : SeccompLevel::default_level, reader.pos(value));
+      }
+    } else if (key == "allow_syscalls") {
+      auto items = reader.sequence_items(value, path);
+      for (size_t i = 0; i < items.size(); ++i) {
+        std::string item_path = NodeReader::item_path(path, i);
+        auto name = reader.string(items[i], item_path);
+        if (!name) continue;
+        if (!valid_syscall_name(*name)) {
+          reader.error(items[i], item_path, "`" + *name + "` is not a system call name", "like ptrace");
+          continue;
+        }
+        out.allow_syscalls.emplace_back(*name, reader.pos(items[i]));
+      }
+    } else if (key == "nested_namespaces") {
+      if (auto b = reader.boolean(value, path)) out.nested_namespaces.set(*b, reader.pos(value));
+    }
+  }
+}
+
+void parse_limits(NodeReader& reader, const YAML::Node& node, LimitsPolicy& out) {
+  static const std::vector<std::string> kKeys = {"memory", "pids", "cpu_time", "wall_time", "file_size",
+                                                 "open_files"};
+  for (auto& [key, value] : reader.map_entries(node, "limits", kKeys)) {
+    std::string path = "limits." + key;
+    if (key == "memory" || key == "file_size") {
+      auto text = reader.string(value, path);
+      if (!text) continue;
+      auto bytes = parse_size(*text);
+      if (!bytes) {
+        reader.error(value, path, "`" + *text + "` is not a size", "like 512MiB or 2GiB");
+        continue;
+      }
+      uint64_t minimum = key == "memory" ? (16ull << 20) : 1;
+      if (*bytes < minimum) {
+        reader.error(value, path, "`" + *text + "` is too small (" + format_size(*bytes) + ")",
+                     "at least " + format_size(minimum) + "; did you mean " + *text + "GiB?");
+        continue;
+      }
+      (key == "memory" ? out.memory_bytes : out.file_size_bytes).set(*bytes, reader.pos(value));
+    } else if (key == "cpu_time" || key == "wall_time") {
+      auto text = reader.string(value, path);
+      if (!text) continue;
+      auto ms = parse_duration_ms(*text);
+      if (!ms || *ms == 0) {
+        reader.error(value, path, "`" + *text + "` is not a duration", "like 30s, 10m or 1h30m");
+        continue;
+      }
+      if (key == "cpu_time") {
+        out.cpu_time_seconds.set((*ms + 999) / 1000, reader.pos(value));
+      } else {
+        out.wall_time_ms.set(*ms, reader.pos(value));
+      }
+    } else if (key == "pids") {
+      if (auto n = reader.integer(value, path, 1, 4'194'304)) out.pids.set(*n, reader.pos(value));
+    } else if (key == "open_files") {
+      if (auto n = reader.integer(value, path, 16, 1'048'576)) out.open_files.set(*n, reader.pos(value));
+    }
+  }
+}
+
+}  // namespace oishell::policy::detail

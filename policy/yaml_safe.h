@@ -1,0 +1,34 @@
+#pragma once
+// Loading untrusted YAML (or JSON, which is YAML) without trusting it: a size cap, then an event pre-scan that
+// refuses aliases (an anchor/alias "billion laughs" would expand when the tree is walked), more than one document,
+// nesting deeper than kMaxDepth and more than kMaxNodes nodes, and only then the yaml-cpp tree. Every failure is
+// a Diagnostic with the position yaml-cpp reports. yaml-cpp's exceptions never leave this file.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "policy/policy.h"
+
+namespace oishell::policy {
+
+inline constexpr size_t kMaxPolicyBytes = 1 << 20;
+inline constexpr int kMaxDepth = 32;
+inline constexpr size_t kMaxNodes = 50000;
+
+struct YamlDocument {
+  YAML::Node root;                       // null when the text failed to load
+  std::vector<Diagnostic> errors;
+};
+
+// `file` names the text in diagnostics.
+YamlDocument load_yaml(std::string_view text, const std::string& file);
+
+// Reads a whole file with the size cap; the error names the file and the call.
+YamlDocument load_yaml_file(const std::string& path);
+
+// 1-based position of a node.
+SourcePos pos_of(const YAML::Node& node, const std::string& file);
+
+}  // namespace oishell::policy

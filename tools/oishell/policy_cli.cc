@@ -1,0 +1,65 @@
+// Policy argument handling for the authoring verbs: see policy_cli.h.
+#include "tools/oishell/policy_cli.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "policy/compiler.h"
+
+namespace oishell::cli {
+
+std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv, const std::vector<std::string>& flags,
+                                                        std::vector<std::string>& seen, const char* usage) {
+  std::vector<PolicyArg> out;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s", usage);
+      return std::nullopt;
+    }
+    if (arg == "--profile" || arg == "-p") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "oishell %s: --profile needs a name\n%s", argv[0], usage);
+        return std::nullopt;
+      }
+      out.push_back(PolicyArg{{"", argv[++i]}});
+    } else if (arg.starts_with("--profile=")) {
+      out.push_back(PolicyArg{{"", arg.substr(10)}});
+    } else if (arg.starts_with("profile:")) {
+      out.push_back(PolicyArg{{"", arg.substr(8)}});
+    } else if (std::find(flags.begin(), flags.end(), arg) != flags.end()) {
+      seen.push_back(arg);
+    } else if (arg.starts_with("-") && arg != "-") {
+      std::fprintf(stderr, "oishell %s: unknown option `%s`\n%s", argv[0], arg.c_str(), usage);
+      return std::nullopt;
+    } else {
+      out.push_back(PolicyArg{{arg == "-" ? "/dev/stdin" : arg, ""}});
+    }
+  }
+  return out;
+}
+
+std::optional<policy::Policy> load_or_report(const PolicyArg& arg, const char* verb) {
+  policy::LoadResult loaded = policy::load_policy(arg.source);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "oishell %s: %s is invalid:\n%s\n", verb, arg.label().c_str(),
+                 policy::format_diagnostics(loaded.errors).c_str());
+    return std::nullopt;
+  }
+  return std::move(loaded.policy);
+}
+
+std::optional<SandboxSpec> compile_or_report(const PolicyArg& arg, const char* verb) {
+  auto policy = load_or_report(arg, verb);
+  if (!policy) return std::nullopt;
+  auto spec = policy::compile(*policy, CompileContext::from_process());
+  if (!spec) {
+    std::fprintf(stderr, "oishell %s: %s does not compile here:\n%s\n", verb, arg.label().c_str(),
+                 spec.status().message().c_str());
+    return std::nullopt;
+  }
+  return std::move(spec).value();
+}
+
+}  // namespace oishell::cli

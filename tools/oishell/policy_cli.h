@@ -1,0 +1,28 @@
+#pragma once
+// Shared by the policy authoring verbs (validate, explain, compile, diff): "FILE | --profile NAME" arguments and
+// loading + compiling with messages on stderr.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/compile.h"
+#include "policy/load.h"
+
+namespace oishell::cli {
+
+// One policy named on the command line: "--profile NAME", "--profile=NAME", "profile:NAME" or a file path.
+struct PolicyArg {
+  PolicySource source;
+  std::string label() const { return source.file.empty() ? "profile " + source.profile : source.file; }
+};
+
+// Parses `args` (flags in `flags` are returned in `seen`, e.g. "--json"); policies in order. Returns nullopt and
+// prints usage on an unknown flag.
+std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv, const std::vector<std::string>& flags,
+                                                        std::vector<std::string>& seen, const char* usage);
+
+// Load and compile with the process's context; errors printed to stderr prefixed with `verb`.
+std::optional<SandboxSpec> compile_or_report(const PolicyArg& arg, const char* verb);
+std::optional<policy::Policy> load_or_report(const PolicyArg& arg, const char* verb);
+
+}  // namespace oishell::cli
