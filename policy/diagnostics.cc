@@ -16,9 +16,11 @@ std::string Diagnostic::format() const {
     if (pos.line > 0) out += std::to_string(pos.line) + ":" + std::to_string(pos.column) + ":";
     out += ' ';
   }
-  if (!key_path.empty()) out += key_path + ": ";
-  out += message;
-  if (!hint.empty()) out += " (" + hint + ")";
+  // User text quoted in a message can be long (a 1 MiB scalar); cap each part so a message stays a line.
+  auto capped = [](const std::string& s, size_t max) { return s.size() <= max ? s : s.substr(0, max - 3) + "..."; };
+  if (!key_path.empty()) out += capped(key_path, 120) + ": ";
+  out += capped(message, 240);
+  if (!hint.empty()) out += " (" + capped(hint, 200) + ")";
   return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 #include "policy/parse_util.h"
 #include "policy/paths.h"
@@ -130,6 +131,7 @@ const std::vector<std::string>& top_level_keys() {
 Policy parse_policy(const YAML::Node& root, const std::string& file, std::vector<Diagnostic>& errors,
                     SourcePos* extends_pos) {
   Policy policy;
+  size_t first_error = errors.size();
   NodeReader reader(file, errors);
   if (!root.IsMap()) {
     reader.error(root, "", "a policy must be a mapping of keys, found " + detail::node_kind(root),
@@ -182,6 +184,10 @@ Policy parse_policy(const YAML::Node& root, const std::string& file, std::vector
     d.hint = "start the file with `version: 1`";
     errors.push_back(std::move(d));
   }
+  std::stable_sort(errors.begin() + static_cast<long>(first_error), errors.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) {
+                     return std::tie(a.pos.line, a.pos.column) < std::tie(b.pos.line, b.pos.column);
+                   });
   return policy;
 }
 
