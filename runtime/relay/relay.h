@@ -39,6 +39,7 @@ struct RelayOptions {
   uint32_t connect_timeout_ms = 10'000;
   uint32_t idle_timeout_ms = 300'000;
   uint32_t max_header_bytes = 64 * 1024;
+  uint32_t header_timeout_ms = 10'000;  // from accept to a complete request head / SOCKS request
   uint32_t max_connections = 1024;
 };
 

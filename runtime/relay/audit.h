@@ -1,0 +1,19 @@
+#pragma once
+// The relay's events (schema in docs/network.md): net.allowed, net.denied, net.closed, net.ask, net.error.
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/events.h"
+
+namespace oishell::relay {
+
+void emit_denied(EventSink& sink, std::string_view protocol, std::string_view host, uint16_t port,
+                 std::string_view reason, std::string_view rule);
+void emit_allowed(EventSink& sink, std::string_view protocol, std::string_view host, uint16_t port,
+                  std::string_view rule, std::string_view address);
+void emit_closed(EventSink& sink, std::string_view host, uint16_t port, uint64_t bytes_up, uint64_t bytes_down,
+                 uint64_t duration_ms);
+void emit_ask(EventSink& sink, uint64_t id, std::string_view host, uint16_t port);
+void emit_error(EventSink& sink, std::string_view host, uint16_t port, std::string_view reason);
+
+}  // namespace oishell::relay

@@ -1,0 +1,137 @@
+#pragma once
+// One client connection to the relay, from the first byte of its handshake to the close: HTTP CONNECT,
+// absolute-form HTTP forwarding or SOCKS5; the decision (deny/allow/ask), resolution, the private-address guard,
+// the upstream connect, the SNI/Host checks, and the data path. Driven by the relay's loop, single-threaded.
+//   connection.cc           lifecycle, handshakes, refusals, timers
+//   connection_upstream.cc  decision, ask, resolution, connect
+//   connection_data.cc      tunnel and forwarding data paths
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "policy/sandbox_spec.h"
+#include "runtime/relay/event_loop.h"
+#include "runtime/relay/http_parser.h"
+#include "runtime/relay/pump.h"
+#include "runtime/relay/relay.h"
+#include "runtime/relay/socks5.h"
+
+namespace oishell::relay {
+
+// What connections share, owned by the relay.
+struct RelayContext {
+  NetworkSpec spec;
+  RelayOptions options;
+  EventSink* events = nullptr;
+  EventLoop* loop = nullptr;
+  TimerQueue timers;
+  std::set<std::string> session_allowed;  // "host port" answered allow-always
+  // Starts a resolution; the relay calls Connection::on_resolved with the result (if the connection still lives).
+  std::function<void(uint64_t conn_id, const std::string& name)> resolve;
+  // Asks the AskHandler; the relay calls Connection::on_answer (or on_timer denies). Returns the ask id.
+  std::function<uint64_t(uint64_t conn_id, const std::string& host, uint16_t port)> ask;
+};
+
+// epoll tags: connection id << 2 | role.
+enum class Role : uint64_t { client = 0, upstream = 1 };
+inline uint64_t conn_tag(uint64_t id, Role role) { return id << 2 | static_cast<uint64_t>(role); }
+
+class Connection {
+ public:
+  Connection(RelayContext& ctx, uint64_t id, Protocol protocol, UniqueFd client);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  Status start();  // registers the client socket
+  // Each returns true when the connection is finished and may be destroyed.
+  bool on_event(Role role, uint32_t events);
+  bool on_resolved(Result<std::vector<IpAddress>> addresses);
+  bool on_answer(AskAnswer answer);
+  bool on_timer(Clock::time_point now);
+  uint64_t ask_id() const { return ask_id_; }
+
+ private:
+  enum class Phase { socks_greeting, socks_request, http_head, asking, resolving, connecting, tunnel, forwarding,
+                     draining, done };
+  enum class Mode { connect, forward, socks };
+  enum class BodyState { none, length, chunked };
+
+  // connection.cc
+  bool drive();
+  bool read_client_into(std::string& into, size_t limit, bool& progressed);
+  void on_socks_bytes();
+  void on_http_head();
+  void on_request_head(const HttpRequestHead& head, size_t consumed);
+  // Runs `action` now, or, while an upstream is open, after its exchange has ended (a request for another origin,
+  // or a refusal that must not cut into a response still flowing).
+  void after_current_upstream(std::function<void()> action);
+  void refuse_http(int code, std::string_view reason, std::string_view body);
+  void refuse_socks(Socks5Reply code);
+  void deny(std::string_view reason, std::string_view rule);
+  void fail(int http_code, std::string_view http_reason, Socks5Reply socks_code, std::string_view reason);
+  void start_draining();
+  bool drive_draining();
+  void set_deadline(uint32_t ms);
+  void close_upstream();
+  std::string_view protocol_name() const;
+
+  // connection_upstream.cc
+  void begin_decision();
+  void after_allow(std::string rule);
+  void begin_connect(std::vector<IpAddress> candidates);
+  void try_next_candidate();
+  bool on_upstream_writable_while_connecting();
+  void on_connected();
+
+  // connection_data.cc
+  bool drive_tunnel();
+  bool drive_forwarding();
+  bool check_sni();
+  Status advance_requests();
+
+  RelayContext& ctx_;
+  uint64_t id_;
+  Protocol protocol_;
+  Mode mode_ = Mode::connect;
+  Phase phase_;
+  Endpoint client_;
+  Endpoint upstream_;
+  Direction up_;    // client -> upstream
+  Direction down_;  // upstream -> client
+  std::string in_;  // client bytes being parsed (handshakes, forwarded request stream)
+  bool client_eof_ = false;
+
+  // The current destination.
+  std::string host_;
+  uint16_t port_ = 0;
+  std::string rule_;
+  std::vector<IpAddress> candidates_;
+  size_t next_candidate_ = 0;
+  std::string last_connect_error_;
+  std::string address_;  // the checked address connected to
+  uint64_t ask_id_ = 0;
+
+  // Forwarding: the request waiting for its upstream, the framing of the body being forwarded.
+  std::string pending_head_;
+  bool switch_pending_ = false;
+  std::function<void()> pending_action_;
+  BodyState body_ = BodyState::none;
+  uint64_t body_left_ = 0;
+  ChunkedScanner chunked_;
+
+  Clock::time_point started_;
+  Clock::time_point upstream_started_;
+  Clock::time_point last_activity_;
+  Clock::time_point deadline_;
+  bool has_deadline_ = false;
+  Clock::time_point idle_check_;
+  bool upstream_open_ = false;  // net.allowed emitted; net.closed due
+  uint64_t reply_bytes_ = 0;    // our own replies in down_ (not counted as bytes_down)
+  bool client_shut_ = false;
+};
+
+}  // namespace oishell::relay

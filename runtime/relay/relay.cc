@@ -1,0 +1,250 @@
+// The relay: one thread, one epoll loop serving the listeners, the connections, c-ares' sockets, the ask answers
+// and the deadlines. Everything a connection does happens on this thread; answer() and stop() only queue and wake.
+#include "runtime/relay/relay.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cerrno>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "runtime/relay/audit.h"
+#include "runtime/relay/connection.h"
+#include "runtime/relay/event_loop.h"
+#include "runtime/relay/http_parser.h"
+#include "runtime/relay/resolver.h"
+
+namespace oishell::relay {
+namespace {
+
+constexpr uint64_t kListenerTagBit = uint64_t{1} << 63;
+constexpr int kMaxEvents = 256;
+constexpr int kAcceptBurst = 64;
+
+// Each connection holds up to 6 fds (2 sockets, 2 pipe pairs): make room, within the hard limit.
+void raise_fd_limit(uint32_t max_connections) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  rlim_t want = static_cast<rlim_t>(max_connections) * 6 + 256;
+  if (lim.rlim_cur >= want) return;
+  lim.rlim_cur = lim.rlim_max == RLIM_INFINITY ? want : std::min(want, lim.rlim_max);
+  setrlimit(RLIMIT_NOFILE, &lim);
+}
+
+class RelayImpl final : public Relay {
+ public:
+  RelayImpl(const NetworkSpec& spec, EventSink& events, AskHandler ask, RelayOptions options, EventLoop loop)
+      : loop_(std::move(loop)), ask_handler_(std::move(ask)) {
+    ctx_.spec = spec;
+    ctx_.options = options;
+    ctx_.events = &events;
+    ctx_.loop = &loop_;
+    ctx_.resolve = [this](uint64_t conn, const std::string& name) {
+      resolver_->resolve(name, [this, conn](Result<std::vector<IpAddress>> r) {
+        resolved_.emplace_back(conn, std::move(r));  // handled by the loop, after the current event
+      });
+    };
+    ctx_.ask = [this](uint64_t conn, const std::string& host, uint16_t port) {
+      uint64_t id = next_ask_id_++;
+      asks_[id] = conn;
+      emit_ask(*ctx_.events, id, host, port);
+      if (ask_handler_) {
+        ask_handler_(AskRequest{id, host, port});
+      } else {
+        answer(id, AskAnswer::deny);  // nobody to ask
+      }
+      return id;
+    };
+  }
+  ~RelayImpl() override { stop(); }
+
+  Status init() {
+    auto resolver = Resolver::create(loop_);
+    if (!resolver) return resolver.status().with_context("relay resolver");
+    resolver_ = std::move(*resolver);
+    return Status::ok();
+  }
+
+  Status start(std::vector<Listener> listeners) override {
+    if (thread_.joinable() || stopped_) return Status::error("relay: start() called twice");
+    if (listeners.empty()) return Status::error("relay: no listener");
+    raise_fd_limit(ctx_.options.max_connections);
+    for (size_t i = 0; i < listeners.size(); ++i) {
+      int fd = listeners[i].fd.get();
+      if (fd < 0) return Status::error("relay: listener " + std::to_string(i) + " has no socket");
+      int flags = fcntl(fd, F_GETFL);
+      if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+        return Status::from_errno(errno, "fcntl(listener, O_NONBLOCK)");
+      }
+      OI_TRY_CTX(loop_.add(fd, EPOLLIN, kListenerTagBit | i), "relay listener");
+    }
+    listeners_ = std::move(listeners);
+    thread_ = std::thread([this] { run(); });
+    return Status::ok();
+  }
+
+  void answer(uint64_t ask_id, AskAnswer answer) override {
+    {
+      std::lock_guard<std::mutex> lock(answers_mu_);
+      answers_.emplace_back(ask_id, answer);
+    }
+    loop_.wake();
+  }
+
+  void stop() override {
+    stopping_ = true;
+    if (thread_.joinable()) {
+      loop_.wake();
+      thread_.join();
+    }
+    stopped_ = true;
+    conns_.clear();
+    for (Listener& l : listeners_) {
+      if (l.fd) loop_.remove(l.fd.get());
+    }
+    listeners_.clear();
+  }
+
+ private:
+  void run() {
+    sigset_t pipe_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);  // splice(2) to a reset socket raises SIGPIPE
+    epoll_event events[kMaxEvents];
+    std::vector<uint64_t> due;
+    while (!stopping_) {
+      Clock::time_point now = Clock::now();
+      int timeout = ctx_.timers.next_timeout_ms(now);
+      int dns = resolver_->next_timeout_ms();
+      if (dns >= 0 && (timeout < 0 || dns < timeout)) timeout = dns;
+      auto n = loop_.wait(timeout, events, kMaxEvents);
+      if (!n) {
+        emit_error(*ctx_.events, "", 0, "relay stopped: " + n.status().message());
+        return;
+      }
+      for (int i = 0; i < *n; ++i) dispatch(events[i].data.u64, events[i].events);
+      resolver_->on_timeout();
+      complete_resolutions();
+      complete_answers();
+      due.clear();
+      ctx_.timers.pop_due(Clock::now(), due);
+      for (uint64_t id : due) {
+        if (auto it = conns_.find(id); it != conns_.end() && it->second->on_timer(Clock::now())) conns_.erase(it);
+      }
+    }
+  }
+
+  void dispatch(uint64_t tag, uint32_t events) {
+    if (tag == EventLoop::kWakeTag) {
+      loop_.drain_wake();
+    } else if (tag & kListenerTagBit) {
+      accept_from(tag & ~kListenerTagBit);
+    } else if (tag & Resolver::kResolverTagBit) {
+      resolver_->on_event(static_cast<int>(tag & 0xffffffff), events);
+    } else if (auto it = conns_.find(tag >> 2); it != conns_.end()) {
+      if (it->second->on_event(static_cast<Role>(tag & 3), events)) conns_.erase(it);
+    }
+  }
+
+  void accept_from(size_t index) {
+    if (index >= listeners_.size()) return;
+    const Listener& listener = listeners_[index];
+    for (int i = 0; i < kAcceptBurst; ++i) {
+      UniqueFd fd(accept4(listener.fd.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+      if (!fd) {
+        if (errno == EMFILE || errno == ENFILE) {
+          emit_error(*ctx_.events, "", 0, Status::from_errno(errno, "accept4").message());
+        }
+        return;  // EAGAIN: nothing more now; other errors concern only that one client
+      }
+      if (conns_.size() >= ctx_.options.max_connections) {
+        refuse_over_limit(listener.protocol, fd.get());
+        continue;
+      }
+      uint64_t id = next_conn_id_++;
+      auto conn = std::make_unique<Connection>(ctx_, id, listener.protocol, std::move(fd));
+      if (!conn->start().is_ok()) continue;
+      conns_.emplace(id, std::move(conn));
+    }
+  }
+
+  void refuse_over_limit(Protocol protocol, int fd) {
+    std::string reason = "more than " + std::to_string(ctx_.options.max_connections) + " connections";
+    emit_denied(*ctx_.events, protocol == Protocol::socks5 ? "socks5" : "http", "", 0, reason, "max_connections");
+    if (protocol == Protocol::http) {
+      std::string response = http_error_response(503, "Service Unavailable", "oishell relay: " + reason);
+      [[maybe_unused]] ssize_t n = ::send(fd, response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+  }
+
+  void complete_resolutions() {
+    while (!resolved_.empty()) {
+      auto batch = std::move(resolved_);
+      resolved_.clear();
+      for (auto& [id, result] : batch) {
+        if (auto it = conns_.find(id); it != conns_.end() && it->second->on_resolved(std::move(result))) {
+          conns_.erase(it);
+        }
+      }
+    }
+  }
+
+  void complete_answers() {
+    std::vector<std::pair<uint64_t, AskAnswer>> batch;
+    {
+      std::lock_guard<std::mutex> lock(answers_mu_);
+      batch.swap(answers_);
+    }
+    for (auto [ask_id, answer] : batch) {
+      auto ask = asks_.find(ask_id);
+      if (ask == asks_.end()) continue;
+      uint64_t id = ask->second;
+      asks_.erase(ask);
+      if (auto it = conns_.find(id); it != conns_.end() && it->second->ask_id() == ask_id &&
+                                     it->second->on_answer(answer)) {
+        conns_.erase(it);
+      }
+    }
+    complete_resolutions();
+  }
+
+  EventLoop loop_;
+  RelayContext ctx_;
+  std::unique_ptr<Resolver> resolver_;
+  AskHandler ask_handler_;
+  std::vector<Listener> listeners_;
+  std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
+  std::vector<std::pair<uint64_t, Result<std::vector<IpAddress>>>> resolved_;
+  std::unordered_map<uint64_t, uint64_t> asks_;  // ask id -> connection id
+  uint64_t next_conn_id_ = 1;
+  uint64_t next_ask_id_ = 1;
+  std::mutex answers_mu_;
+  std::vector<std::pair<uint64_t, AskAnswer>> answers_;
+  std::atomic<bool> stopping_{false};
+  bool stopped_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Relay>> Relay::create(const NetworkSpec& spec, EventSink& events, AskHandler ask,
+                                             RelayOptions options) {
+  if (spec.mode == NetMode::none) return Status::error("relay: network mode `none` has no relay");
+  if (options.max_connections == 0 || options.max_header_bytes < 1024) {
+    return Status::error("relay: max_connections must be > 0 and max_header_bytes >= 1024");
+  }
+  auto loop = EventLoop::create();
+  if (!loop) return loop.status().with_context("relay");
+  auto relay = std::make_unique<RelayImpl>(spec, events, std::move(ask), options, std::move(*loop));
+  OI_TRY(relay->init());
+  return std::unique_ptr<Relay>(std::move(relay));
+}
+
+}  // namespace oishell::relay
