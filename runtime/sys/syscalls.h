@@ -3,6 +3,7 @@
 // than the installed kernel headers. Each returns what the kernel returned (-1 with errno set on failure).
 #include <linux/landlock.h>
 #include <sys/mount.h>  // glibc 2.36: struct mount_attr, OPEN_TREE_*, MOVE_MOUNT_* (conflicts with linux/mount.h)
+#include <linux/openat2.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -89,6 +90,20 @@ inline int move_mount(int from_dirfd, const char* from_path, int to_dirfd, const
 }
 inline int mount_setattr(int dirfd, const char* path, unsigned int flags, struct mount_attr* attr, size_t size) {
   return static_cast<int>(::syscall(SYS_mount_setattr, dirfd, path, flags, attr, size));
+}
+inline int fsopen(const char* fs_name, unsigned int flags) {
+  return static_cast<int>(::syscall(SYS_fsopen, fs_name, flags));
+}
+inline int fsconfig(int fs_fd, unsigned int cmd, const char* key, const void* value, int aux) {
+  return static_cast<int>(::syscall(SYS_fsconfig, fs_fd, cmd, key, value, aux));
+}
+inline int fsmount(int fs_fd, unsigned int flags, unsigned int attr_flags) {
+  return static_cast<int>(::syscall(SYS_fsmount, fs_fd, flags, attr_flags));
+}
+
+// --- files ---
+inline int openat2(int dirfd, const char* path, const struct open_how* how) {
+  return static_cast<int>(::syscall(SYS_openat2, dirfd, path, how, sizeof(*how)));
 }
 
 // --- seccomp (libseccomp covers filters; this is for the notify ioctls' id check) ---

@@ -1,0 +1,39 @@
+#pragma once
+// The messages between the supervisor and sandbox init over their SOCK_SEQPACKET socket: one JSON object per
+// message, descriptors alongside (SCM_RIGHTS, runtime/fd_passing.h).
+//
+//   supervisor -> init   go            uid/gid maps written and cgroup joined: start sealing
+//                        spawn         id, argv, env, cwd; fds: stdin, stdout, stderr, then the extra fds
+//                        signal        id, number = signal (to the process group)
+//   init -> supervisor   fail          step, message: sealing failed; init exits
+//                        listeners     strings = protocol per fd ("http" | "socks5"); fds: the listening sockets
+//                        ready         number = Landlock ABI, strings = degradations; fds: the seccomp notify fd
+//                        spawned       id, number = pid (in the sandbox)
+//                        spawn_failed  id, number = errno, message
+//                        exited        id, number = wait status
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace oishell::control {
+
+enum class Kind { go, spawn, signal, fail, listeners, ready, spawned, spawn_failed, exited };
+
+struct ControlMessage {
+  Kind kind = Kind::go;
+  uint64_t id = 0;
+  int number = 0;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;      // "KEY=value"
+  std::vector<std::string> strings;
+  std::string cwd;
+  std::string step;
+  std::string message;
+};
+
+std::string encode(const ControlMessage& message);
+Result<ControlMessage> decode(const std::string& payload);
+
+}  // namespace oishell::control

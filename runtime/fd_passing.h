@@ -1,0 +1,27 @@
+#pragma once
+// SCM_RIGHTS: one message with a payload and up to kMaxPassedFds descriptors over a SOCK_SEQPACKET socket.
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+
+namespace oishell {
+
+inline constexpr size_t kMaxPassedFds = 16;
+// The largest message either side sends (a spawn request with its argv and environment).
+inline constexpr size_t kMaxMessageBytes = 192 * 1024;
+
+// Sends `payload` with duplicates of `fds` (the caller keeps its own). Never raises SIGPIPE.
+Status send_message(int socket, const std::string& payload, const std::vector<int>& fds = {});
+
+struct Message {
+  std::string payload;
+  std::vector<UniqueFd> fds;  // received O_CLOEXEC
+};
+
+// Blocks for one message. An empty optional-like result: payload empty and no fds means the peer closed.
+// A truncated message (payload or fds) is an error, and any fds that did arrive are closed.
+Result<Message> receive_message(int socket);
+
+}  // namespace oishell

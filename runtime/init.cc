@@ -1,0 +1,153 @@
+// The sealing orchestrator: each step is a call into the file that owns the subsystem.
+#include "runtime/init.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/caps.h"
+#include "runtime/control_protocol.h"
+#include "runtime/fd_passing.h"
+#include "runtime/init_loop.h"
+#include "runtime/landlock.h"
+#include "runtime/mount_plan.h"
+#include "runtime/netns.h"
+#include "runtime/seccomp.h"
+#include "runtime/sys/syscalls.h"
+
+extern char** environ;
+
+namespace oishell {
+namespace {
+
+constexpr int kControlFd = 3;  // where the control socket lives once the fds are tidied
+
+int g_control = -1;
+
+// Reports the failed step to the supervisor and dies. The supervisor turns it into create()'s error.
+[[noreturn]] void fail(const char* step, const Status& status) {
+  control::ControlMessage m;
+  m.kind = control::Kind::fail;
+  m.step = step;
+  m.message = status.message();
+  if (!send_message(g_control, control::encode(m)).is_ok()) {
+    dprintf(2, "oishell: sandbox init: %s: %s\n", step, status.message().c_str());
+  }
+  _exit(1);
+}
+
+void check(const char* step, const Status& status) {
+  if (!status.is_ok()) fail(step, status);
+}
+
+Status errno_status(int rc, const char* call) { return rc == 0 ? Status::ok() : Status::from_errno(errno, call); }
+
+// The host environment (with any credentials in it) was copied into this process by clone. Wipe the strings so
+// not even a memory read of init could find them, and leave an empty environment.
+void scrub_inherited_environment() {
+  for (char** e = environ; e && *e; ++e) std::memset(*e, 0, std::strlen(*e));
+  static char* empty[] = {nullptr};
+  environ = empty;
+}
+
+Status wait_for_go() {
+  auto message = receive_message(g_control);
+  if (!message.is_ok()) return message.status();
+  if (message->payload.empty()) _exit(0);  // the supervisor is gone
+  auto decoded = control::decode(message->payload);
+  if (!decoded.is_ok()) return decoded.status();
+  if (decoded->kind != control::Kind::go) return Status::error("expected `go` from the supervisor");
+  return Status::ok();
+}
+
+Status pass_listeners(const NetworkSpec& network, std::vector<std::string>* degraded) {
+  auto listeners = open_relay_listeners(network, degraded);
+  if (!listeners.is_ok()) return listeners.status();
+  control::ControlMessage m;
+  m.kind = control::Kind::listeners;
+  std::vector<int> fds;
+  for (const auto& l : *listeners) {
+    fds.push_back(l.fd.get());
+    m.strings.push_back(l.protocol == relay::Protocol::http ? "http" : "socks5");
+  }
+  return send_message(g_control, control::encode(m), fds);  // init's copies close when `listeners` goes
+}
+
+// Stdio stays (it is what the supervisor gave; spawned processes get their own), the control socket moves to
+// fd 3, everything else is closed.
+Status tidy_fds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) < 0) {
+      int null_fd = ::open("/dev/null", O_RDWR);  // lowest free number: fd itself
+      if (null_fd < 0) return Status::from_errno(errno, "open(\"/dev/null\")");
+    }
+  }
+  if (g_control != kControlFd) {
+    if (::dup3(g_control, kControlFd, O_CLOEXEC) < 0) return Status::from_errno(errno, "dup3(control, 3)");
+    g_control = kControlFd;
+  }
+  return errno_status(sys::close_range(kControlFd + 1, ~0U, 0), "close_range(4, ~0)");
+}
+
+}  // namespace
+
+[[noreturn]] void run_sandbox_init(const InitArgs& args) {
+  const SandboxSpec& spec = *args.spec;
+  // Before anything else: die with the supervisor (PDEATHSIG fires when the thread that cloned us exits), and
+  // make /proc/1/* (environ, mem, root, cwd, fd) inaccessible to the sandboxed processes.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::prctl(PR_SET_DUMPABLE, 0);
+  // F_DUPFD moves the socket above stdio even if the supervisor had some of 0..2 closed.
+  g_control = ::fcntl(args.control_fd, F_DUPFD_CLOEXEC, kControlFd + 1);
+  if (g_control < 0) _exit(1);
+  ::close(args.control_fd);
+  scrub_inherited_environment();
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  // 1. uid/gid maps (written by the supervisor, which also put us in the limits' cgroups), then our own cgroup
+  //    namespace rooted at that cgroup.
+  check("waiting for uid/gid maps", wait_for_go());
+  check("cgroup namespace", errno_status(::unshare(CLONE_NEWCGROUP), "unshare(CLONE_NEWCGROUP)"));
+  // 2. Mount namespace: the policy's tree on a new root.
+  check("mount namespace", apply_mount_plan(spec));
+  check("uts namespace", errno_status(::sethostname(spec.hostname.data(), spec.hostname.size()), "sethostname"));
+  // 3. Network namespace: loopback up, relay listeners handed to the supervisor.
+  std::vector<std::string> degraded;
+  check("network namespace", bring_up_loopback());
+  check("relay listeners", pass_listeners(spec.network, &degraded));
+  // 4. A new session (no controlling terminal of the host), no inherited fds.
+  check("setsid", ::setsid() < 0 ? Status::from_errno(errno, "setsid") : Status::ok());
+  check("closing inherited fds", tidy_fds());
+  // 5. Landlock.
+  LandlockReport landlock;
+  check("landlock", landlock_apply(spec.landlock, &landlock));
+  degraded.insert(degraded.end(), landlock.degraded.begin(), landlock.degraded.end());
+  // 6. Capabilities, securebits, no_new_privs.
+  check("capabilities", drop_all_capabilities());
+  // 7. seccomp; the notify fd goes to the supervisor before init serves anything.
+  auto notify_fd = seccomp_apply(spec.seccomp);
+  if (!notify_fd.is_ok()) fail("seccomp", notify_fd.status());
+  // 8. Resource limits that cgroups did not cover.
+  check("resource limits", args.limits->apply_rlimits());
+
+  control::ControlMessage ready;
+  ready.kind = control::Kind::ready;
+  ready.number = landlock.abi;
+  ready.strings = degraded;
+  std::vector<int> fds;
+  if (notify_fd->valid()) fds.push_back(notify_fd->get());
+  check("reporting ready", send_message(g_control, control::encode(ready), fds));
+  notify_fd->reset();
+  run_init_loop(g_control);
+}
+
+}  // namespace oishell

@@ -1,0 +1,447 @@
+#include "runtime/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "runtime/fd_passing.h"
+#include "runtime/init.h"
+#include "runtime/sys/syscalls.h"
+#include "runtime/userns.h"
+
+namespace oishell {
+namespace {
+
+constexpr uint64_t kNamespaces =
+    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
+
+int64_t now_ms() {
+  timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+void eventfd_set(int fd) {
+  uint64_t one = 1;
+  (void)!::write(fd, &one, sizeof one);
+}
+void eventfd_clear(int fd) {
+  uint64_t value;
+  (void)!::read(fd, &value, sizeof value);
+}
+
+}  // namespace
+
+std::string format_duration_ms(uint64_t ms) {
+  char buf[32];
+  if (ms % 1000 == 0) {
+    std::snprintf(buf, sizeof buf, "%llus", static_cast<unsigned long long>(ms / 1000));
+  } else if (ms < 1000) {
+    std::snprintf(buf, sizeof buf, "%llums", static_cast<unsigned long long>(ms));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
+  }
+  return buf;
+}
+
+SupervisedSandbox::SupervisedSandbox(const SandboxSpec& spec, EventSink& events) : spec_(spec), events_(events) {}
+
+SupervisedSandbox::~SupervisedSandbox() { shutdown(); }
+
+Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spec, EventSink& events,
+                                                          SandboxOptions options) {
+  std::unique_ptr<SupervisedSandbox> sandbox(new SupervisedSandbox(spec, events));
+  if (Status status = sandbox->launch(std::move(options)); !status.is_ok()) {
+    sandbox->shutdown();
+    return status;
+  }
+  return std::unique_ptr<Sandbox>(std::move(sandbox));
+}
+
+Status SupervisedSandbox::launch(SandboxOptions options) {
+  protect_.snapshot(spec_.protected_paths);
+  auto limits = ResourceLimits::prepare(spec_.limits);
+  if (!limits.is_ok()) return limits.status().with_context("resource limits");
+  limits_ = std::move(limits.value());
+  wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  exits_ready_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_ || !exits_ready_) return Status::from_errno(errno, "eventfd");
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    return Status::from_errno(errno, "socketpair(AF_UNIX, SOCK_SEQPACKET)");
+  }
+  UniqueFd ours(pair[0]), theirs(pair[1]);
+
+  int pidfd = -1;
+  clone_args args{};
+  args.flags = kNamespaces | CLONE_PIDFD;
+  args.pidfd = reinterpret_cast<uint64_t>(&pidfd);
+  args.exit_signal = SIGCHLD;
+  long pid = sys::clone3(&args, sizeof args);
+  if (pid < 0) {
+    return Status::from_errno(errno, "clone3(CLONE_NEWUSER|NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS)")
+        .with_context("namespaces");
+  }
+  if (pid == 0) {
+    ::close(pair[0]);  // our copy of the supervisor's end: its closing is how init learns the supervisor died
+    run_sandbox_init(InitArgs{&spec_, limits_.get(), pair[1]});
+  }
+  init_pid_ = static_cast<pid_t>(pid);
+  init_pidfd_.reset(pidfd);
+  control_ = std::move(ours);
+  theirs.reset();
+
+  OI_TRY_CTX(write_id_maps(init_pid_, ::geteuid(), ::getegid()), "user namespace");
+  OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
+  OI_TRY(send(control::ControlMessage{control::Kind::go}));
+
+  std::vector<UniqueFd> fds;
+  auto listeners_message = receive_setup_message(&fds);
+  if (!listeners_message.is_ok()) return listeners_message.status();
+  if (listeners_message->kind != control::Kind::listeners || fds.size() != listeners_message->strings.size()) {
+    return Status::error("sandbox init: unexpected message instead of the relay listeners");
+  }
+  std::vector<relay::Listener> listeners;
+  for (size_t i = 0; i < fds.size(); ++i) {
+    listeners.push_back({std::move(fds[i]), listeners_message->strings[i] == "http" ? relay::Protocol::http
+                                                                                     : relay::Protocol::socks5});
+  }
+  fds.clear();
+  auto ready = receive_setup_message(&fds);
+  if (!ready.is_ok()) return ready.status();
+  if (ready->kind != control::Kind::ready) return Status::error("sandbox init: unexpected message instead of ready");
+  landlock_abi_ = ready->number;
+  degradations_ = ready->strings;
+  if (!fds.empty()) notifier_ = std::make_unique<SeccompNotifier>(std::move(fds[0]), spec_.seccomp, events_);
+
+  if (spec_.network.mode == NetMode::proxy) {
+    auto relay = relay::Relay::create(spec_.network, events_, std::move(options.ask));
+    if (!relay.is_ok()) return relay.status().with_context("relay");
+    relay_ = std::move(relay.value());
+    OI_TRY_CTX(relay_->start(std::move(listeners)), "relay");
+  }
+  monitor_thread_ = std::thread([this] { monitor(); });
+  events_.emit({{"event", "start"}, {"enforced", enforced()}, {"degraded", degradations_}});
+  return Status::ok();
+}
+
+std::vector<std::string> SupervisedSandbox::enforced() const {
+  std::vector<std::string> out;
+  out.push_back("namespaces: user (uid " + std::to_string(::geteuid()) +
+                " mapped to itself), mount, pid, net, ipc, uts, cgroup");
+  out.push_back("filesystem: " + std::to_string(spec_.mounts.size()) +
+                " mount steps on a read-only tmpfs root, old root detached");
+  out.push_back("landlock: ABI " + std::to_string(landlock_abi_));
+  out.push_back("capabilities: none, securebits locked, no_new_privs");
+  std::string sets;
+  for (const auto& s : spec_.seccomp.deny_sets) sets += (sets.empty() ? "" : ", ") + s;
+  out.push_back(std::string("seccomp: ") +
+                (spec_.seccomp.level == SeccompLevel::strict ? "strict" : "default") + " (" + sets + ")" +
+                (notifier_ ? ", denials reported" : ""));
+  if (limits_) {
+    for (const auto& m : limits_->mechanisms()) out.push_back("limits: " + m);
+  }
+  if (spec_.limits.wall_time_ms) out.push_back("limits: wall time " + format_duration_ms(*spec_.limits.wall_time_ms) + " (supervisor)");
+  out.push_back(spec_.network.mode == NetMode::none
+                    ? std::string("network: none (loopback only)")
+                    : "network: relay only (http 127.0.0.1:" + std::to_string(spec_.network.http_proxy_port) +
+                          ", socks5 127.0.0.1:" + std::to_string(spec_.network.socks_proxy_port) + ")");
+  return out;
+}
+
+Status SupervisedSandbox::send(const control::ControlMessage& message, const std::vector<int>& fds) {
+  std::lock_guard lock(send_mutex_);
+  return send_message(control_.get(), control::encode(message), fds);
+}
+
+Result<control::ControlMessage> SupervisedSandbox::receive_setup_message(std::vector<UniqueFd>* fds) {
+  auto message = receive_message(control_.get());
+  if (!message.is_ok()) return message.status().with_context("sandbox init");
+  if (message->payload.empty()) {
+    int status = 0;
+    if (::waitpid(init_pid_, &status, 0) == init_pid_) init_pid_ = -1;
+    return Status::error("sandbox init exited during set-up (" +
+                         (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                              : "status " + std::to_string(WEXITSTATUS(status))) + ")");
+  }
+  auto decoded = control::decode(message->payload);
+  if (!decoded.is_ok()) return decoded.status();
+  if (decoded->kind == control::Kind::fail) return Status::error(decoded->step + ": " + decoded->message);
+  *fds = std::move(message->fds);
+  return decoded;
+}
+
+void SupervisedSandbox::monitor() {
+  bool notifier_ok = notifier_ != nullptr;
+  for (;;) {
+    int timeout = -1;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      int64_t now = now_ms();
+      for (const auto& [id, process] : live_) {
+        if (!process.deadline_ms || !process.kill_reason.empty()) continue;
+        int64_t left = std::max<int64_t>(0, *process.deadline_ms - now);
+        if (timeout < 0 || left < timeout) timeout = static_cast<int>(std::min<int64_t>(left, 1 << 30));
+      }
+    }
+    pollfd fds[3] = {{wake_.get(), POLLIN, 0},
+                     {init_gone_ ? -1 : control_.get(), POLLIN, 0},
+                     {notifier_ok ? notifier_->fd() : -1, POLLIN, 0}};
+    if (::poll(fds, 3, timeout) < 0 && errno != EINTR) return;
+    if (fds[0].revents & POLLIN) eventfd_clear(wake_.get());
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) on_control_message();
+    if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (!notifier_->handle_ready().is_ok()) notifier_ok = false;
+    }
+    enforce_deadlines();
+  }
+}
+
+void SupervisedSandbox::on_control_message() {
+  auto message = receive_message(control_.get());
+  std::lock_guard lock(mutex_);
+  if (!message.is_ok() || message->payload.empty()) {
+    on_init_gone();
+    return;
+  }
+  auto decoded = control::decode(message->payload);
+  if (!decoded.is_ok()) return;
+  const control::ControlMessage& m = *decoded;
+  switch (m.kind) {
+    case control::Kind::spawned: {
+      Process process;
+      process.pid = m.number;
+      if (spec_.limits.wall_time_ms) process.deadline_ms = now_ms() + static_cast<int64_t>(*spec_.limits.wall_time_ms);
+      live_[m.id] = process;
+      pending_spawns_[m.id].done = true;
+      break;
+    }
+    case control::Kind::spawn_failed:
+      pending_spawns_[m.id] = {true, m.number, m.message};
+      break;
+    case control::Kind::exited: {
+      if (!live_.count(m.id)) break;
+      ExitInfo info;
+      info.id = m.id;
+      if (WIFSIGNALED(m.number)) {
+        info.signal = WTERMSIG(m.number);
+      } else {
+        info.exit_code = WEXITSTATUS(m.number);
+      }
+      info.reason = live_[m.id].kill_reason;
+      if (info.reason.empty() && info.signal == SIGKILL && limits_) {
+        info.reason = limits_->kill_reason();
+        if (!info.reason.empty()) {
+          events_.emit({{"event", "limit"}, {"kind", "memory"}, {"id", m.id}, {"reason", info.reason}});
+        }
+      }
+      record_exit(std::move(info));
+      break;
+    }
+    case control::Kind::go:
+    case control::Kind::spawn:
+    case control::Kind::signal:
+    case control::Kind::fail:
+    case control::Kind::listeners:
+    case control::Kind::ready:
+      break;
+  }
+  changed_.notify_all();
+}
+
+void SupervisedSandbox::on_init_gone() {
+  init_gone_ = true;
+  for (auto& [id, reply] : pending_spawns_) {
+    if (!reply.done) reply = {true, ECHILD, "the sandbox is gone"};
+  }
+  std::vector<uint64_t> ids;
+  for (const auto& [id, process] : live_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    ExitInfo info;
+    info.id = id;
+    info.signal = SIGKILL;
+    info.reason = live_[id].kill_reason.empty() ? (stopping_ ? "sandbox shut down" : "sandbox init died")
+                                                : live_[id].kill_reason;
+    record_exit(std::move(info));
+  }
+  changed_.notify_all();
+}
+
+void SupervisedSandbox::record_exit(ExitInfo info) {
+  live_.erase(info.id);
+  nlohmann::json event = {{"event", "exit"}, {"id", info.id}, {"status", info.shell_status()}};
+  if (info.signal) {
+    event["signal"] = info.signal;
+  } else {
+    event["exit_code"] = info.exit_code;
+  }
+  if (!info.reason.empty()) event["reason"] = info.reason;
+  std::vector<std::string> changed = protect_.changes();
+  if (!changed.empty()) event["protected_changed"] = changed;
+  protected_reported_ = changed;
+  events_.emit(event);
+  exits_.push_back(std::move(info));
+  eventfd_set(exits_ready_.get());
+}
+
+void SupervisedSandbox::enforce_deadlines() {
+  std::lock_guard lock(mutex_);
+  if (init_gone_) return;
+  int64_t now = now_ms();
+  for (auto& [id, process] : live_) {
+    if (!process.deadline_ms || !process.kill_reason.empty() || *process.deadline_ms > now) continue;
+    process.kill_reason = "wall time limit " + format_duration_ms(*spec_.limits.wall_time_ms);
+    events_.emit({{"event", "limit"}, {"kind", "wall_time"}, {"id", id}, {"reason", process.kill_reason}});
+    control::ControlMessage kill{control::Kind::signal};
+    kill.id = id;
+    kill.number = SIGKILL;
+    (void)send(kill);
+  }
+}
+
+Result<Spawned> SupervisedSandbox::spawn(const SpawnRequest& request) {
+  if (request.argv.empty()) return Status::error("spawn: empty argv");
+  control::ControlMessage message{control::Kind::spawn};
+  message.argv = request.argv;
+  std::vector<std::pair<std::string, std::string>> env = spec_.env;
+  for (const auto& [key, value] : request.extra_env) {
+    auto it = std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == key; });
+    if (it != env.end()) {
+      it->second = value;
+    } else {
+      env.emplace_back(key, value);
+    }
+  }
+  for (const auto& [key, value] : env) message.env.push_back(key + "=" + value);
+  message.cwd = request.cwd.empty() ? spec_.cwd : request.cwd;
+
+  Spawned spawned;
+  std::vector<UniqueFd> child_ends;
+  std::vector<int> fds;
+  if (request.stdio == SpawnRequest::Stdio::pipes) {
+    for (int i = 0; i < 3; ++i) {
+      int p[2];
+      if (::pipe2(p, O_CLOEXEC) != 0) return Status::from_errno(errno, "pipe2");
+      UniqueFd read_end(p[0]), write_end(p[1]);
+      if (i == 0) {
+        spawned.stdin_fd = std::move(write_end);
+        child_ends.push_back(std::move(read_end));
+      } else {
+        (i == 1 ? spawned.stdout_fd : spawned.stderr_fd) = std::move(read_end);
+        child_ends.push_back(std::move(write_end));
+      }
+      fds.push_back(child_ends.back().get());
+    }
+  } else {
+    for (int i = 0; i < 3; ++i) {
+      if (::fcntl(i, F_GETFD) >= 0) {
+        fds.push_back(i);
+        continue;
+      }
+      child_ends.emplace_back(::open("/dev/null", O_RDWR | O_CLOEXEC));
+      if (!child_ends.back()) return Status::from_errno(errno, "open(\"/dev/null\")");
+      fds.push_back(child_ends.back().get());
+    }
+  }
+  fds.insert(fds.end(), request.extra_fds.begin(), request.extra_fds.end());
+
+  std::unique_lock lock(mutex_);
+  if (init_gone_ || shut_down_) return Status::from_errno(ECHILD, "spawn: the sandbox is no longer running");
+  const uint64_t id = next_id_++;
+  message.id = id;
+  pending_spawns_[id] = {};
+  if (Status sent = send(message, fds); !sent.is_ok()) {
+    pending_spawns_.erase(id);
+    return sent.with_context("spawn");
+  }
+  child_ends.clear();
+  changed_.wait(lock, [&] { return pending_spawns_[id].done; });
+  SpawnReply reply = pending_spawns_[id];
+  pending_spawns_.erase(id);
+  if (reply.error) return Status::from_errno(reply.error, "exec \"" + request.argv[0] + "\"");
+  spawned.id = id;
+  return spawned;
+}
+
+Status SupervisedSandbox::signal(uint64_t id, int sig) {
+  std::lock_guard lock(mutex_);
+  if (!live_.count(id)) return Status::from_errno(ESRCH, "signal: process " + std::to_string(id));
+  control::ControlMessage message{control::Kind::signal};
+  message.id = id;
+  message.number = sig;
+  return send(message);
+}
+
+std::optional<ExitInfo> SupervisedSandbox::next_exit() {
+  std::lock_guard lock(mutex_);
+  if (exits_.empty()) return std::nullopt;
+  ExitInfo info = std::move(exits_.front());
+  exits_.pop_front();
+  if (exits_.empty()) eventfd_clear(exits_ready_.get());
+  return info;
+}
+
+Result<ExitInfo> SupervisedSandbox::wait(uint64_t id) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    for (auto it = exits_.begin(); it != exits_.end(); ++it) {
+      if (it->id != id) continue;
+      ExitInfo info = std::move(*it);
+      exits_.erase(it);
+      if (exits_.empty()) eventfd_clear(exits_ready_.get());
+      return info;
+    }
+    if (!live_.count(id)) return Status::from_errno(ECHILD, "wait: no running process " + std::to_string(id));
+    changed_.wait(lock);
+  }
+}
+
+void SupervisedSandbox::answer_ask(uint64_t ask_id, relay::AskAnswer answer) {
+  if (relay_) relay_->answer(ask_id, answer);
+}
+
+void SupervisedSandbox::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    if (shut_down_) return;
+    shut_down_ = true;
+    stopping_ = true;  // exits reported from here on say "sandbox shut down"
+  }
+  if (init_pidfd_) sys::pidfd_send_signal(init_pidfd_.get(), SIGKILL, nullptr, 0);
+  if (init_pid_ > 0) {
+    // init is pid 1 of its namespace: this returns once every process inside is gone.
+    while (::waitpid(init_pid_, nullptr, 0) < 0 && errno == EINTR) {}
+    init_pid_ = -1;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (!init_gone_) on_init_gone();
+  }
+  if (monitor_thread_.joinable()) {
+    eventfd_set(wake_.get());
+    monitor_thread_.join();
+  }
+  if (relay_) relay_->stop();
+  notifier_.reset();
+  if (limits_) limits_->teardown();
+  std::vector<std::string> changed = protect_.changes();
+  std::vector<std::string> fresh;
+  for (const auto& c : changed) {
+    if (std::find(protected_reported_.begin(), protected_reported_.end(), c) == protected_reported_.end()) {
+      fresh.push_back(c);
+    }
+  }
+  if (!fresh.empty()) events_.emit({{"event", "protected_changed"}, {"paths", fresh}});
+}
+
+}  // namespace oishell

@@ -1,0 +1,94 @@
+#pragma once
+// The supervisor side of a Sandbox: clone of sandbox init, uid/gid maps, the control socket, and a monitor thread
+// that reads init's reports (spawn replies, exits), serves seccomp notifications and enforces wall time.
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/control_protocol.h"
+#include "runtime/limits.h"
+#include "runtime/protect_watch.h"
+#include "runtime/sandbox.h"
+#include "runtime/seccomp.h"
+
+namespace oishell {
+
+class SupervisedSandbox final : public Sandbox {
+ public:
+  // Precondition: called on a thread that outlives the sandbox (init's PDEATHSIG follows the cloning thread),
+  // and before this process starts threads that change credentials.
+  static Result<std::unique_ptr<Sandbox>> start(const SandboxSpec& spec, EventSink& events, SandboxOptions options);
+  ~SupervisedSandbox() override;
+
+  Result<Spawned> spawn(const SpawnRequest& request) override;
+  Status signal(uint64_t id, int sig) override;
+  int wait_fd() const override { return exits_ready_.get(); }
+  std::optional<ExitInfo> next_exit() override;
+  Result<ExitInfo> wait(uint64_t id) override;
+  void answer_ask(uint64_t ask_id, relay::AskAnswer answer) override;
+  const std::vector<std::string>& degradations() const override { return degradations_; }
+  void shutdown() override;
+
+ private:
+  struct Process {
+    pid_t pid = 0;
+    std::optional<int64_t> deadline_ms;  // CLOCK_MONOTONIC
+    std::string kill_reason;             // set when the supervisor killed it (wall time)
+  };
+  struct SpawnReply {
+    bool done = false;
+    int error = 0;
+    std::string message;
+  };
+
+  SupervisedSandbox(const SandboxSpec& spec, EventSink& events);
+  Status launch(SandboxOptions options);
+  Status send(const control::ControlMessage& message, const std::vector<int>& fds = {});
+  Result<control::ControlMessage> receive_setup_message(std::vector<UniqueFd>* fds);
+  void monitor();
+  void on_control_message();
+  void on_init_gone();  // with mutex_ held
+  void record_exit(ExitInfo info);  // with mutex_ held
+  void enforce_deadlines();
+  std::vector<std::string> enforced() const;
+
+  const SandboxSpec spec_;
+  EventSink& events_;
+  ProtectWatch protect_;
+  std::unique_ptr<ResourceLimits> limits_;
+  std::unique_ptr<relay::Relay> relay_;
+  std::unique_ptr<SeccompNotifier> notifier_;
+  UniqueFd control_;
+  UniqueFd init_pidfd_;
+  pid_t init_pid_ = -1;
+  int landlock_abi_ = 0;
+  std::vector<std::string> degradations_;
+  std::vector<std::string> protected_reported_;
+
+  UniqueFd wake_;         // eventfd: stop the monitor thread
+  UniqueFd exits_ready_;  // eventfd: readable while exits_ is not empty
+  std::thread monitor_thread_;
+  std::mutex send_mutex_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  bool init_gone_ = false;
+  bool shut_down_ = false;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, SpawnReply> pending_spawns_;
+  std::map<uint64_t, Process> live_;
+  std::deque<ExitInfo> exits_;
+};
+
+// "30s", "1.5s", "250ms"
+std::string format_duration_ms(uint64_t ms);
+
+}  // namespace oishell
