@@ -34,8 +34,8 @@ struct MountStep {
 enum class FsAccess {
   read,        // read files, list dirs
   read_exec,   // read + execute
-  write,       // read + write + create + remove + rename (refer) + truncate + ioctl_dev
-  dev,         // like write, for /dev (ioctl_dev allowed on device files)
+  write,       // read_exec + write + create + remove + rename (refer) + truncate; not ioctl_dev (runtime/landlock.cc)
+  dev,         // read + write + truncate + ioctl_dev, for /dev (no create/remove, no exec)
 };
 
 struct LandlockPathRule {

@@ -14,6 +14,7 @@ int landlock_abi_version();
 struct LandlockReport {
   int abi = 0;
   std::vector<std::string> degraded;  // "truncate not enforced (ABI 2)", ...
+  std::vector<std::string> skipped;   // rule paths that did not exist (no rule added: stricter, not weaker)
 };
 
 // Builds the ruleset from `spec` (paths are as seen by the caller, i.e. after pivot_root) and restricts the

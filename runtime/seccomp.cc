@@ -1,0 +1,179 @@
+// seccomp: compiles the deny sets of runtime/seccomp_sets into a libseccomp filter (default allow, native x86_64
+// only, foreign ABIs killed) and serves the user-notification fd on the supervisor side.
+#include "runtime/seccomp.h"
+
+#include <seccomp.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "runtime/seccomp_sets.h"
+
+namespace oishell {
+namespace {
+
+struct PlannedRule {
+  int nr;
+  std::string_view set;
+  const seccomp_sets::Rule* rule;
+};
+
+// The active rules for `spec`: its sets (every default set when the list is empty; strict adds strict_extras),
+// minus the namespaces set when nested namespaces are allowed, minus allow_syscalls. Unknown names are errors.
+Result<std::vector<PlannedRule>> plan(const SeccompSpec& spec) {
+  std::vector<std::string_view> names(spec.deny_sets.begin(), spec.deny_sets.end());
+  if (names.empty()) names = seccomp_sets::default_set_names();
+  if (spec.level == SeccompLevel::strict) names.push_back("strict_extras");
+  for (const auto& allowed : spec.allow_syscalls) {
+    if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, allowed.c_str()) < 0) {
+      return Status::error("seccomp: allow_syscalls names an unknown x86_64 syscall `" + allowed + "`");
+    }
+  }
+  std::vector<PlannedRule> rules;
+  std::vector<std::string_view> seen;
+  for (std::string_view name : names) {
+    const seccomp_sets::DenySet* set = seccomp_sets::find(name);
+    if (set == nullptr) return Status::error("seccomp: unknown deny set `" + std::string(name) + "`");
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    seen.push_back(name);
+    if (name == "namespaces" && spec.nested_namespaces) continue;
+    for (const auto& rule : set->rules) {
+      if (std::find(spec.allow_syscalls.begin(), spec.allow_syscalls.end(), rule.syscall) !=
+          spec.allow_syscalls.end()) {
+        continue;
+      }
+      int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, rule.syscall);
+      if (nr < 0) return Status::error(std::string("seccomp: syscall `") + rule.syscall + "` unknown to libseccomp");
+      rules.push_back({nr, set->name, &rule});
+    }
+  }
+  return rules;
+}
+
+scmp_arg_cmp to_scmp(const seccomp_sets::ArgCheck& c) {
+  switch (c.op) {
+    case seccomp_sets::ArgCheck::Op::masked_eq: return scmp_arg_cmp{c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.value};
+    case seccomp_sets::ArgCheck::Op::ne: return scmp_arg_cmp{c.arg, SCMP_CMP_NE, c.value, 0};
+    case seccomp_sets::ArgCheck::Op::ge: return scmp_arg_cmp{c.arg, SCMP_CMP_GE, c.value, 0};
+  }
+  return scmp_arg_cmp{c.arg, SCMP_CMP_NE, c.value, 0};
+}
+
+struct CtxRelease {
+  void operator()(scmp_filter_ctx ctx) const { seccomp_release(ctx); }
+};
+using Ctx = std::unique_ptr<void, CtxRelease>;
+
+std::string syscall_name(int nr) {
+  char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+  std::string out = name ? name : "syscall " + std::to_string(nr);
+  std::free(name);
+  return out;
+}
+
+std::string errno_name(int err) {
+  const char* name = strerrorname_np(err);
+  return name ? name : std::to_string(err);
+}
+
+}  // namespace
+
+Result<UniqueFd> seccomp_apply(const SeccompSpec& spec) {
+  if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
+    return Status::error("seccomp: only native x86_64 is supported (the deny sets are written for it)");
+  }
+  auto rules = plan(spec);
+  if (!rules) return rules.status();
+
+  // User notification needs kernel 5.0+ and libseccomp API level 5+ (level 6: with TSYNC, unused here).
+  const bool notify = seccomp_api_get() >= 5;
+  Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
+  if (!ctx) return Status::error("seccomp_init failed");
+  // seccomp_init() holds only the native ABI; x32 (same audit arch, syscall numbers >= 0x40000000) and i386 both
+  // hit the bad-architecture action.
+  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0) {
+    return Status::from_errno(-rc, "seccomp_attr_set(ACT_BADARCH, KILL_PROCESS)");
+  }
+  for (const auto& planned : *rules) {
+    const auto& rule = *planned.rule;
+    uint32_t action = rule.report && notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(static_cast<uint32_t>(rule.err));
+    std::vector<scmp_arg_cmp> cmps;
+    for (const auto& c : rule.when) cmps.push_back(to_scmp(c));
+    int rc = seccomp_rule_add_exact_array(ctx.get(), action, planned.nr, static_cast<unsigned>(cmps.size()),
+                                          cmps.empty() ? nullptr : cmps.data());
+    if (rc < 0) {
+      return Status::from_errno(-rc, "seccomp_rule_add(" + std::string(rule.syscall) + ")")
+          .with_context("seccomp set " + std::string(planned.set));
+    }
+  }
+  if (int rc = seccomp_load(ctx.get()); rc < 0) return Status::from_errno(-rc, "seccomp_load");
+  if (!notify) return UniqueFd();
+  int fd = seccomp_notify_fd(ctx.get());
+  if (fd < 0) return Status::from_errno(-fd, "seccomp_notify_fd");
+  return UniqueFd(fd);  // the kernel made it O_CLOEXEC
+}
+
+SeccompNotifier::SeccompNotifier(UniqueFd notify_fd, const SeccompSpec& spec, EventSink& events)
+    : fd_(std::move(notify_fd)), events_(events) {
+  auto rules = plan(spec);
+  if (!rules) return;  // seccomp_apply() refused this spec already; every notification then answers EPERM
+  for (const auto& planned : *rules) {
+    if (!planned.rule->report) continue;
+    size_t nr = static_cast<size_t>(planned.nr);
+    if (errno_by_syscall_.size() <= nr) {
+      errno_by_syscall_.resize(nr + 1, 0);
+      set_by_syscall_.resize(nr + 1);
+    }
+    if (errno_by_syscall_[nr] != 0) continue;  // first set wins (the table has no conflicting errnos)
+    errno_by_syscall_[nr] = planned.rule->err;
+    set_by_syscall_[nr] = std::string(planned.set);
+  }
+}
+
+Status SeccompNotifier::handle_ready() {
+  seccomp_notif* req = nullptr;
+  seccomp_notif_resp* resp = nullptr;
+  if (int rc = seccomp_notify_alloc(&req, &resp); rc < 0) return Status::from_errno(-rc, "seccomp_notify_alloc");
+  std::unique_ptr<seccomp_notif, void (*)(seccomp_notif*)> req_owner(req, [](seccomp_notif* r) {
+    seccomp_notify_free(r, nullptr);
+  });
+  std::unique_ptr<seccomp_notif_resp, void (*)(seccomp_notif_resp*)> resp_owner(resp, [](seccomp_notif_resp* r) {
+    seccomp_notify_free(nullptr, r);
+  });
+
+  errno = 0;
+  if (seccomp_notify_receive(fd_.get(), req) < 0) {
+    // libseccomp reports -ECANCELED; the ioctl's errno survives. ENOENT: the caller died or was interrupted
+    // between poll and receive, not a broken fd.
+    int err = errno;
+    if (err == ENOENT || err == EINTR || err == EAGAIN) return Status::ok();
+    return Status::from_errno(err, "seccomp_notify_receive");
+  }
+  size_t nr = static_cast<size_t>(req->data.nr);
+  int err = nr < errno_by_syscall_.size() && errno_by_syscall_[nr] != 0 ? errno_by_syscall_[nr] : EPERM;
+  std::string set = nr < set_by_syscall_.size() && !set_by_syscall_[nr].empty() ? set_by_syscall_[nr] : "unknown";
+
+  // The answer is always a denial, so nothing is read from the caller's memory and the id check cannot race in a
+  // way that matters; it still tells a live caller from one that died while waiting.
+  bool alive = seccomp_notify_id_valid(fd_.get(), req->id) == 0;
+  resp->id = req->id;
+  resp->val = 0;
+  resp->error = -err;
+  resp->flags = 0;
+  if (alive && seccomp_notify_respond(fd_.get(), resp) < 0 && errno != ENOENT) {
+    return Status::from_errno(errno, "seccomp_notify_respond");
+  }
+  events_.emit({{"event", "denied"},
+                {"kind", "syscall"},
+                {"syscall", syscall_name(req->data.nr)},
+                {"set", set},
+                {"errno", errno_name(err)},
+                {"pid", req->pid}});
+  return Status::ok();
+}
+
+}  // namespace oishell
