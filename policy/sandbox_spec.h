@@ -35,7 +35,7 @@ enum class FsAccess {
   read,        // read files, list dirs
   read_exec,   // read + execute
   write,       // read_exec + write + create + remove + rename (refer) + truncate; not ioctl_dev (runtime/landlock.cc)
-  dev,         // read + write + truncate + ioctl_dev, for /dev (no create/remove, no exec)
+  dev,         // read + write + truncate + ioctl_dev + regular files made/removed (/dev/shm), for /dev; no exec
 };
 
 struct LandlockPathRule {

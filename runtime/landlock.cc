@@ -7,7 +7,8 @@
 //              Not MAKE_CHAR / MAKE_BLOCK (device nodes are never created in a sandbox) and not IOCTL_DEV: device
 //              files live under /dev, which gets `dev`; a device node reached through a writable path (e.g. a bind
 //              that happens to contain one) gets no ioctls beyond the few Landlock always allows.
-//   dev        READ_FILE | READ_DIR | WRITE_FILE | TRUNCATE | IOCTL_DEV (terminal ioctls on /dev/tty, /dev/pts/*).
+//   dev        READ_FILE | READ_DIR | WRITE_FILE | TRUNCATE | IOCTL_DEV (terminal ioctls on /dev/tty, /dev/pts/*)
+//              | MAKE_REG | REMOVE_FILE (POSIX shared memory and semaphores: shm_open/sem_open in /dev/shm).
 // Rights a directory-only access would carry are removed for a rule on a file (the kernel refuses them).
 // LANDLOCK_RESTRICT_SELF flags of ABI 7 only tune audit logging; they are not used (the default logs denials of
 // this domain when audit is on, which is what an administrator wants).
@@ -34,11 +35,11 @@ constexpr uint64_t kWrite = kReadExec | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK
                             LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
                             LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER;
 constexpr uint64_t kDev = kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
-                          LANDLOCK_ACCESS_FS_IOCTL_DEV;
+                          LANDLOCK_ACCESS_FS_IOCTL_DEV | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_REMOVE_FILE;
 // Rights that make sense on a file (not only on a directory).
 constexpr uint64_t kFileRights = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
                                  LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
-                                 LANDLOCK_ACCESS_FS_IOCTL_DEV;
+                                 LANDLOCK_ACCESS_FS_IOCTL_DEV | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_REMOVE_FILE;
 
 // Everything ABI 1 handles (MAKE_CHAR/BLOCK are handled, hence denied everywhere, though no rule grants them).
 constexpr uint64_t kAbi1Fs = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;

@@ -158,12 +158,20 @@ TEST(LandlockInProcess, DeviceIoctlsOnlyUnderDevRule) {
       winsize ws{};
       c.result("tiocgwinsz", ::ioctl(slave.get(), TIOCGWINSZ, &ws));
       c.result("fioclex", ::ioctl(slave.get(), FIOCLEX));  // always allowed by Landlock
+      std::string shm = "/dev/shm/oishell-landlock-" + std::to_string(::getpid());
+      c.result("shm_create", try_open(shm, O_RDWR | O_CREAT | O_EXCL));
+      c.result("shm_unlink", ::unlink(shm.c_str()));
+      c.result("mkdir", ::mkdir((shm + ".d").c_str(), 0700));
+      ::rmdir((shm + ".d").c_str());
       return 0;
     });
     ASSERT_EQ(r.at("seal"), "ok") << r.log;
     EXPECT_EQ(r.at("open"), "ok") << r.log;
     EXPECT_EQ(r.at("fioclex"), "ok") << r.log;
     EXPECT_EQ(r.at("tiocgwinsz"), access == FsAccess::dev ? "ok" : "EACCES") << r.log;
+    EXPECT_EQ(r.at("shm_create"), "ok") << r.log;
+    EXPECT_EQ(r.at("shm_unlink"), "ok") << r.log;
+    EXPECT_EQ(r.at("mkdir"), access == FsAccess::dev ? "EACCES" : "ok") << r.log;
   }
 }
 
