@@ -1,0 +1,221 @@
+// `oishell run`: one command confined by the compiled policy.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "policy/compile.h"
+#include "runtime/event_log.h"
+#include "runtime/sandbox.h"
+#include "tools/oishell/command.h"
+#include "tools/oishell/run_ask.h"
+
+namespace oishell::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: oishell run [--policy FILE | --profile NAME] [--workspace DIR] [--ro PATH]... [--rw PATH]...\n"
+    "                   [--allow-domain D]... [--net none|proxy] [--env K=V]... [--timeout DUR] [--memory SIZE]\n"
+    "                   [--events FILE | --events-fd N] -- CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD confined by the policy (the `default` profile unless --policy/--profile). Flags add to the policy;\n"
+    "they never weaken a `hide` or `deny`.\n"
+    "Exit status: CMD's own; 128+N when CMD was killed by signal N; 125 the policy is invalid; 126 the sandbox\n"
+    "could not be built (or CMD is not executable); 127 CMD was not found.\n";
+
+struct RunArgs {
+  PolicySource source;
+  PolicyOverrides overrides;
+  std::string events_file;
+  int events_fd = -1;
+  std::vector<std::string> command;
+};
+
+// Returns an empty string on success, else the usage error.
+std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") {
+      out->command.assign(argv + i + 1, argv + argc);
+      break;
+    }
+    if (arg == "-h" || arg == "--help") {
+      *help = true;
+      return "";
+    }
+    if (arg.rfind("--", 0) != 0) {  // the command starts here (no `--` needed when unambiguous)
+      out->command.assign(argv + i, argv + argc);
+      break;
+    }
+    std::string value;
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return "option " + arg + " needs a value";
+    }
+    if (arg == "--policy") {
+      out->source.file = value;
+    } else if (arg == "--profile") {
+      out->source.profile = value;
+    } else if (arg == "--workspace") {
+      out->overrides.workspace = value;
+    } else if (arg == "--ro") {
+      out->overrides.read_only.push_back(value);
+    } else if (arg == "--rw") {
+      out->overrides.read_write.push_back(value);
+    } else if (arg == "--allow-domain") {
+      out->overrides.allow_domains.push_back(value);
+    } else if (arg == "--net") {
+      out->overrides.net_mode = value;
+    } else if (arg == "--env") {
+      out->overrides.env_set.push_back(value);
+    } else if (arg == "--timeout") {
+      out->overrides.wall_time = value;
+    } else if (arg == "--memory") {
+      out->overrides.memory = value;
+    } else if (arg == "--events") {
+      out->events_file = value;
+    } else if (arg == "--events-fd") {
+      char* end = nullptr;
+      long fd = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end || fd < 0 || fd > 1 << 20) return "--events-fd needs a file descriptor number";
+      out->events_fd = static_cast<int>(fd);
+    } else {
+      return "unknown option " + arg;
+    }
+  }
+  if (!out->source.file.empty() && !out->source.profile.empty()) return "--policy and --profile exclude each other";
+  if (!out->events_file.empty() && out->events_fd >= 0) return "--events and --events-fd exclude each other";
+  if (out->command.empty()) return "no command given (oishell run [options] -- CMD [ARGS...])";
+  return "";
+}
+
+// Events go to the --events destination (if any); what the user must know also goes to stderr.
+class RunEventSink final : public EventSink {
+ public:
+  explicit RunEventSink(std::unique_ptr<EventSink> file) : file_(std::move(file)) {}
+  void emit(const nlohmann::json& event) override {
+    if (file_) file_->emit(event);
+    const std::string kind = event.value("event", "");
+    if (kind == "start" && event.contains("degraded")) {
+      for (const auto& d : event["degraded"]) {
+        if (d.is_string()) std::fprintf(stderr, "oishell: degraded: %s\n", d.get<std::string>().c_str());
+      }
+    }
+    const char* key = kind == "exit" ? "protected_changed" : kind == "protected_changed" ? "paths" : nullptr;
+    if (key && event.contains(key)) {
+      for (const auto& p : event[key]) {
+        if (p.is_string()) std::fprintf(stderr, "oishell: protected path %s\n", p.get<std::string>().c_str());
+      }
+    }
+  }
+
+ private:
+  std::unique_ptr<EventSink> file_;
+};
+
+// Signals the user sends to oishell go to the command (it runs in its own session, so the terminal's SIGINT does
+// not reach it directly).
+void forward_signals(const sigset_t* signals, Sandbox* sandbox, uint64_t id) {
+  std::thread([signals = *signals, sandbox, id] {
+    for (;;) {
+      int sig = 0;
+      if (::sigwait(&signals, &sig) != 0) return;
+      if (!sandbox->signal(id, sig).is_ok()) return;
+    }
+  }).detach();
+}
+
+int run(int argc, char** argv) {
+  RunArgs args;
+  bool help = false;
+  if (std::string error = parse(argc, argv, &args, &help); !error.empty()) {
+    std::fprintf(stderr, "oishell run: %s\n\n%s", error.c_str(), kUsage);
+    return kExitUsage;
+  }
+  if (help) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  std::unique_ptr<EventSink> file;
+  if (!args.events_file.empty()) {
+    auto sink = JsonLinesEventSink::open_file(args.events_file);
+    if (!sink.is_ok()) {
+      std::fprintf(stderr, "oishell run: --events: %s\n", sink.status().message().c_str());
+      return kExitUsage;
+    }
+    file = std::move(sink.value());
+  } else if (args.events_fd >= 0) {
+    int fd = ::fcntl(args.events_fd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) {
+      std::fprintf(stderr, "oishell run: --events-fd %d: %s\n", args.events_fd, errno_text(errno).c_str());
+      return kExitUsage;
+    }
+    ::close(args.events_fd);
+    file = std::make_unique<JsonLinesEventSink>(UniqueFd(fd));
+  }
+  RunEventSink events(std::move(file));
+
+  auto spec = compile_policy(args.source, args.overrides, CompileContext::from_process());
+  if (!spec.is_ok()) {
+    std::fprintf(stderr, "oishell: policy: %s\n", spec.status().message().c_str());
+    return kExitPolicyInvalid;
+  }
+
+  // Blocked before any thread starts, so that only the forwarding thread receives them. Sandbox init and the
+  // command start with an empty mask.
+  sigset_t forwarded;
+  sigemptyset(&forwarded);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
+  ::pthread_sigmask(SIG_BLOCK, &forwarded, nullptr);
+
+  TerminalAsker asker;
+  SandboxOptions options;
+  options.ask = asker.handler();
+  auto sandbox = Sandbox::create(*spec, events, std::move(options));
+  if (!sandbox.is_ok()) {
+    std::fprintf(stderr, "oishell: sandbox could not be built: %s\n", sandbox.status().message().c_str());
+    return kExitSandboxFailed;
+  }
+  asker.attach(sandbox->get());
+
+  SpawnRequest request;
+  request.argv = args.command;
+  request.stdio = SpawnRequest::Stdio::inherit;
+  auto spawned = (*sandbox)->spawn(request);
+  if (!spawned.is_ok()) {
+    const int err = spawned.status().errno_value();
+    (*sandbox)->shutdown();
+    if (err == ENOENT) {
+      std::fprintf(stderr, "oishell: %s: command not found\n", args.command[0].c_str());
+      return 127;
+    }
+    std::fprintf(stderr, "oishell: %s: %s\n", args.command[0].c_str(), spawned.status().message().c_str());
+    return kExitSandboxFailed;
+  }
+  forward_signals(&forwarded, sandbox->get(), spawned->id);
+  auto exit = (*sandbox)->wait(spawned->id);
+  // The command's end is the sandbox's end: whatever it left running (a daemon) dies with init now.
+  (*sandbox)->shutdown();
+  if (!exit.is_ok()) {
+    std::fprintf(stderr, "oishell: %s\n", exit.status().message().c_str());
+    return kExitSandboxFailed;
+  }
+  if (!exit->reason.empty()) std::fprintf(stderr, "oishell: killed: %s\n", exit->reason.c_str());
+  return exit->shell_status();
+}
+
+const Registration registration{{"run", "run a command in the sandbox", &run}};
+
+}  // namespace
+}  // namespace oishell::cli
