@@ -1,0 +1,118 @@
+// on_unlisted: ask — the relay holds the connection until the AskHandler's question is answered or times out.
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "tests/relay/test_util.h"
+
+namespace oishell::relay::testing {
+namespace {
+
+class Asker {
+ public:
+  AskHandler handler() {
+    return [this](const AskRequest& request) {
+      std::lock_guard<std::mutex> lock(mu_);
+      requests_.push_back(request);
+      cv_.notify_all();
+    };
+  }
+  // Waits for the n-th question (1-based).
+  std::optional<AskRequest> wait(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, std::chrono::seconds(5), [&] { return requests_.size() >= n; })) return std::nullopt;
+    return requests_[n - 1];
+  }
+  size_t count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<AskRequest> requests_;
+};
+
+class RelayAskTest : public ::testing::Test {
+ protected:
+  Server echo_{Server::Kind::echo, "127.0.0.3"};
+  NetworkSpec spec() {
+    NetworkSpec s;
+    s.on_unlisted = OnUnlisted::ask;
+    s.hosts["asked.example"] = "127.0.0.3";
+    s.allow_private = {cidr("127.0.0.0/8")};
+    return s;
+  }
+  std::string target() const { return "asked.example:" + std::to_string(echo_.port()); }
+};
+
+// Runs a CONNECT in the background; the future holds "" on success, else the refusal.
+std::future<std::string> connect_async(uint16_t relay_port, std::string target) {
+  return std::async(std::launch::async, [relay_port, target] {
+    std::string refusal;
+    UniqueFd fd = http_connect("127.0.0.1", relay_port, target, &refusal);
+    if (!fd) return refusal.empty() ? std::string("no answer") : refusal;
+    send_all(fd.get(), "x");
+    return read_exact(fd.get(), 1) == "x" ? std::string() : std::string("no echo");
+  });
+}
+
+TEST_F(RelayAskTest, AllowOnceAllowsThisConnectionOnly) {
+  Asker asker;
+  RelayUnderTest relay(spec(), {}, asker.handler());
+  auto first = connect_async(relay.http_port, target());
+  auto q = asker.wait(1);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ("asked.example", q->host);
+  EXPECT_EQ(echo_.port(), q->port);
+  EXPECT_EQ(0, echo_.accepted());  // held, not connected, while the question is open
+  relay.relay().answer(q->id, AskAnswer::allow_once);
+  EXPECT_EQ("", first.get());
+  auto second = connect_async(relay.http_port, target());
+  auto q2 = asker.wait(2);  // asked again
+  ASSERT_TRUE(q2.has_value());
+  relay.relay().answer(q2->id, AskAnswer::deny);
+  std::string refusal = second.get();
+  EXPECT_TRUE(refusal.starts_with("HTTP/1.1 403")) << refusal;
+  EXPECT_NE(std::string::npos, refusal.find("ask: denied")) << refusal;
+}
+
+TEST_F(RelayAskTest, AllowAlwaysHoldsForTheSession) {
+  Asker asker;
+  RelayUnderTest relay(spec(), {}, asker.handler());
+  auto first = connect_async(relay.http_port, target());
+  auto q = asker.wait(1);
+  ASSERT_TRUE(q.has_value());
+  relay.relay().answer(q->id, AskAnswer::allow_always);
+  EXPECT_EQ("", first.get());
+  EXPECT_EQ("", connect_async(relay.http_port, target()).get());
+  EXPECT_EQ(1u, asker.count());
+  auto allowed = relay.events.wait_for("net.ask", "asked.example");
+  EXPECT_TRUE(allowed.has_value());
+}
+
+TEST_F(RelayAskTest, UnansweredQuestionTimesOutAsDeny) {
+  Asker asker;
+  RelayOptions options;
+  options.ask_timeout_ms = 300;
+  RelayUnderTest relay(spec(), options, asker.handler());
+  auto started = std::chrono::steady_clock::now();
+  std::string refusal = connect_async(relay.http_port, target()).get();
+  auto waited = std::chrono::steady_clock::now() - started;
+  EXPECT_TRUE(refusal.starts_with("HTTP/1.1 403")) << refusal;
+  EXPECT_NE(std::string::npos, refusal.find("ask: timed out")) << refusal;
+  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  EXPECT_EQ(0, echo_.accepted());
+  // A late answer is ignored.
+  relay.relay().answer(1, AskAnswer::allow_once);
+}
+
+TEST_F(RelayAskTest, WithoutHandlerAskDenies) {
+  RelayUnderTest relay(spec());
+  std::string refusal = connect_async(relay.http_port, target()).get();
+  EXPECT_NE(std::string::npos, refusal.find("ask: denied")) << refusal;
+}
+
+}  // namespace
+}  // namespace oishell::relay::testing
