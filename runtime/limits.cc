@@ -1,0 +1,222 @@
+// Resource limits: cgroup v2 where this process's cgroup offers the controllers and lets us enable them for a child
+// group, else cgroup v1 where the controller's hierarchy is writable (root here), else rlimits. File size, open
+// files and cpu time are always rlimits (per process). Every choice is recorded in mechanisms().
+#include "runtime/limits.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <optional>
+
+#include "policy/units.h"
+#include "runtime/cgroup_fs.h"
+
+namespace oishell {
+namespace {
+
+using cgroup::OwnedCgroup;
+
+std::string group_name() {
+  static std::atomic<int> counter{0};
+  return "oishell-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+class CgroupLimits final : public ResourceLimits {
+ public:
+  explicit CgroupLimits(const LimitsSpec& spec) : spec_(spec) {}
+  ~CgroupLimits() override { teardown(); }
+
+  void prepare() {
+    const bool want_memory = spec_.memory_bytes.has_value();
+    const bool want_pids = spec_.pids.has_value();
+    if (!want_memory && !want_pids) return;
+    std::string v2_why;
+    if (try_v2(want_memory, want_pids, &v2_why)) return;
+    if (want_memory) try_v1_memory(v2_why);
+    if (want_pids) try_v1_pids(v2_why);
+  }
+
+  Status add_process(pid_t pid) override {
+    for (const OwnedCgroup* g : {&v2_, &memory_, &pids_}) {
+      if (!g->path().empty()) OI_TRY_CTX(g->add_process(pid), "joining cgroup " + g->path());
+    }
+    return Status::ok();
+  }
+
+  Status apply_rlimits() const override {
+    if (spec_.file_size_bytes) OI_TRY(set_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", *spec_.file_size_bytes));
+    if (spec_.open_files) OI_TRY(set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", *spec_.open_files));
+    if (spec_.cpu_time_seconds) {
+      // SIGXCPU at the soft limit (a recognisable death), SIGKILL a second later.
+      OI_TRY(set_limit(RLIMIT_CPU, "RLIMIT_CPU", *spec_.cpu_time_seconds, *spec_.cpu_time_seconds + 1));
+    }
+    if (spec_.memory_bytes && !memory_by_cgroup()) OI_TRY(set_limit(RLIMIT_AS, "RLIMIT_AS", *spec_.memory_bytes));
+    if (spec_.pids && !pids_by_cgroup()) OI_TRY(set_limit(RLIMIT_NPROC, "RLIMIT_NPROC", *spec_.pids));
+    return Status::ok();
+  }
+
+  std::vector<std::string> mechanisms() const override {
+    std::vector<std::string> out = notes_;
+    if (spec_.cpu_time_seconds) {
+      out.push_back("cpu time: rlimit RLIMIT_CPU (" + std::to_string(*spec_.cpu_time_seconds) + " s per process)");
+    }
+    if (spec_.file_size_bytes) {
+      out.push_back("file size: rlimit RLIMIT_FSIZE (" + policy::format_size(*spec_.file_size_bytes) + ")");
+    }
+    if (spec_.open_files) out.push_back("open files: rlimit RLIMIT_NOFILE (" + std::to_string(*spec_.open_files) + ")");
+    return out;
+  }
+
+  std::string kill_reason() const override {
+    if (!spec_.memory_bytes) return "";
+    std::optional<std::string> text;
+    if (!v2_.path().empty() && memory_v2_) text = v2_.read("memory.events");
+    if (!memory_.path().empty()) text = memory_.read("memory.oom_control");
+    if (!text) return "";
+    auto kills = cgroup::keyed_value(*text, "oom_kill");
+    if (kills && *kills > 0) return "memory limit " + policy::format_size(*spec_.memory_bytes);
+    return "";
+  }
+
+  void teardown() override {
+    v2_.remove();
+    memory_.remove();
+    pids_.remove();
+  }
+
+ private:
+  bool memory_by_cgroup() const { return !memory_.path().empty() || (!v2_.path().empty() && memory_v2_); }
+  bool pids_by_cgroup() const { return !pids_.path().empty() || (!v2_.path().empty() && pids_v2_); }
+
+  // Lowers a limit (never raises it above the current hard limit, which needs CAP_SYS_RESOURCE).
+  static Status set_limit(int resource, const char* name, uint64_t soft, std::optional<uint64_t> hard = {}) {
+    rlimit current{};
+    if (::getrlimit(resource, &current) != 0) return Status::from_errno(errno, std::string("getrlimit(") + name + ")");
+    rlimit lim{};
+    lim.rlim_max = std::min<rlim_t>(hard.value_or(soft), current.rlim_max);
+    lim.rlim_cur = std::min<rlim_t>(soft, lim.rlim_max);
+    if (::setrlimit(resource, &lim) != 0) {
+      return Status::from_errno(errno, std::string("setrlimit(") + name + ", " + std::to_string(lim.rlim_cur) + ")");
+    }
+    return Status::ok();
+  }
+
+  bool try_v2(bool want_memory, bool want_pids, std::string* why) {
+    auto own = cgroup::v2_own_dir();
+    if (!own) {
+      *why = "no cgroup v2 mount";
+      return false;
+    }
+    auto offered = cgroup::v2_controllers(*own);
+    std::vector<std::string> needed;
+    if (want_memory) needed.push_back("memory");
+    if (want_pids) needed.push_back("pids");
+    for (const auto& c : needed) {
+      if (!contains(offered, c)) {
+        *why = "cgroup v2 at " + *own + " offers no " + c + " controller";
+        return false;
+      }
+    }
+    auto group = OwnedCgroup::create(*own, group_name());
+    if (!group) {
+      *why = "cgroup v2 not writable: " + group.status().message();
+      return false;
+    }
+    // Our own cgroup must pass the controllers down; this fails (EBUSY) when it holds processes and is not the root.
+    std::string enable;
+    for (const auto& c : needed) enable += (enable.empty() ? "+" : " +") + c;
+    Status s = cgroup::write_file(*own + "/cgroup.subtree_control", enable);
+    if (s && want_memory) {
+      s = group->write("memory.max", std::to_string(*spec_.memory_bytes));
+      if (s && group->has("memory.swap.max")) s = group->write("memory.swap.max", "0");
+    }
+    if (s && want_pids) s = group->write("pids.max", std::to_string(*spec_.pids));
+    if (!s) {
+      *why = "cgroup v2: " + s.message();
+      return false;  // `group` is removed on return
+    }
+    v2_ = std::move(*group);
+    memory_v2_ = want_memory;
+    pids_v2_ = want_pids;
+    if (want_memory) {
+      notes_.push_back("memory: cgroup v2 " + v2_.path() + " (" + policy::format_size(*spec_.memory_bytes) +
+                       ", no swap)");
+    }
+    if (want_pids) notes_.push_back("pids: cgroup v2 " + v2_.path() + " (" + std::to_string(*spec_.pids) + ")");
+    return true;
+  }
+
+  void try_v1_memory(const std::string& v2_why) {
+    const std::string size = policy::format_size(*spec_.memory_bytes);
+    const std::string rlimit_note = "memory: rlimit RLIMIT_AS (" + size +
+                                    " of address space per process; allocations fail with ENOMEM instead of a kill)";
+    auto dir = cgroup::v1_own_dir("memory");
+    if (!dir) {
+      notes_.push_back(rlimit_note + "; " + v2_why + ", no cgroup v1 memory controller");
+      return;
+    }
+    auto group = OwnedCgroup::create(*dir, group_name());
+    if (!group) {
+      notes_.push_back(rlimit_note + "; " + v2_why + ", cgroup v1 not writable: " + group.status().message());
+      return;
+    }
+    const std::string bytes = std::to_string(*spec_.memory_bytes);
+    Status s = group->write("memory.limit_in_bytes", bytes);
+    bool swap_limited = false;
+    if (s && group->has("memory.memsw.limit_in_bytes")) {
+      s = group->write("memory.memsw.limit_in_bytes", bytes);
+      swap_limited = s.is_ok();
+    }
+    if (!s) {
+      notes_.push_back(rlimit_note + "; cgroup v1: " + s.message());
+      return;
+    }
+    memory_ = std::move(*group);
+    notes_.push_back("memory: cgroup v1 " + memory_.path() + " (" + size +
+                     (swap_limited ? ", swap included)" : ", swap not limited: no memory.memsw)"));
+  }
+
+  void try_v1_pids(const std::string& v2_why) {
+    const std::string n = std::to_string(*spec_.pids);
+    const std::string rlimit_note = "pids: rlimit RLIMIT_NPROC (" + n +
+                                    " processes of the sandbox's uid, counted in its own user namespace)";
+    auto dir = cgroup::v1_own_dir("pids");
+    if (!dir) {
+      notes_.push_back(rlimit_note + "; " + v2_why + ", no cgroup v1 pids controller");
+      return;
+    }
+    auto group = OwnedCgroup::create(*dir, group_name());
+    if (!group) {
+      notes_.push_back(rlimit_note + "; " + v2_why + ", cgroup v1 not writable: " + group.status().message());
+      return;
+    }
+    if (Status s = group->write("pids.max", n); !s) {
+      notes_.push_back(rlimit_note + "; cgroup v1: " + s.message());
+      return;
+    }
+    pids_ = std::move(*group);
+    notes_.push_back("pids: cgroup v1 " + pids_.path() + " (" + n + ")");
+  }
+
+  LimitsSpec spec_;
+  OwnedCgroup v2_, memory_, pids_;
+  bool memory_v2_ = false, pids_v2_ = false;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ResourceLimits>> ResourceLimits::prepare(const LimitsSpec& spec) {
+  auto limits = std::make_unique<CgroupLimits>(spec);
+  limits->prepare();
+  return std::unique_ptr<ResourceLimits>(std::move(limits));
+}
+
+}  // namespace oishell
