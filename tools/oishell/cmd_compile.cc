@@ -16,8 +16,9 @@ constexpr char kUsage[] =
 
 int run_compile(int argc, char** argv) {
   std::vector<std::string> seen;
-  auto args = parse_policy_args(argc, argv, {"--json"}, seen, kUsage);
-  if (!args) return argc > 1 && std::string(argv[1]) == "--help" ? kExitOk : kExitUsage;
+  bool help = false;
+  auto args = parse_policy_args(argc, argv, {"--json"}, seen, kUsage, &help);
+  if (!args) return help ? kExitOk : kExitUsage;
   if (args->size() > 1) {
     std::fprintf(stderr, "oishell compile: one policy at a time\n%s", kUsage);
     return kExitUsage;

@@ -10,12 +10,14 @@
 namespace oishell::cli {
 
 std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv, const std::vector<std::string>& flags,
-                                                        std::vector<std::string>& seen, const char* usage) {
+                                                        std::vector<std::string>& seen, const char* usage,
+                                                        bool* help) {
   std::vector<PolicyArg> out;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       std::printf("%s", usage);
+      if (help) *help = true;
       return std::nullopt;
     }
     if (arg == "--profile" || arg == "-p") {

@@ -16,10 +16,11 @@ struct PolicyArg {
   std::string label() const { return source.file.empty() ? "profile " + source.profile : source.file; }
 };
 
-// Parses `args` (flags in `flags` are returned in `seen`, e.g. "--json"); policies in order. Returns nullopt and
-// prints usage on an unknown flag.
+// Parses `args` (flags in `flags` are returned in `seen`, e.g. "--json"); policies in order. Returns nullopt after
+// printing usage: on --help (then *help is set) or on a usage error.
 std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv, const std::vector<std::string>& flags,
-                                                        std::vector<std::string>& seen, const char* usage);
+                                                        std::vector<std::string>& seen, const char* usage,
+                                                        bool* help = nullptr);
 
 // Load and compile with the process's context; errors printed to stderr prefixed with `verb`.
 std::optional<SandboxSpec> compile_or_report(const PolicyArg& arg, const char* verb);

@@ -1,0 +1,181 @@
+// diff_specs(): what one compiled policy allows that the other does not. See explain.h.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "policy/explain.h"
+#include "policy/paths.h"
+#include "policy/units.h"
+
+namespace oishell::policy {
+namespace {
+
+// What the sandbox may do at a path: 0 nothing (absent or hidden), 1 read, 2 read and write.
+std::map<std::string, int> path_access(const SandboxSpec& spec) {
+  std::map<std::string, int> out;
+  for (const auto& m : spec.mounts) {
+    switch (m.kind) {
+      case MountStep::Kind::bind_ro:
+      case MountStep::Kind::protect:
+        out[m.target] = 1;
+        break;
+      case MountStep::Kind::bind_rw:
+        out[m.target] = 2;
+        break;
+      case MountStep::Kind::hide:
+      case MountStep::Kind::tmpfs:
+      case MountStep::Kind::proc:
+      case MountStep::Kind::dev:
+        out[m.target] = 0;  // no host data there (private to the sandbox, or hidden)
+        break;
+      case MountStep::Kind::symlink:
+        break;
+    }
+  }
+  return out;
+}
+
+// The access at `path` in `spec`: the deepest entry at or above it.
+int access_at(const std::map<std::string, int>& access, const std::string& path) {
+  int level = 0;
+  size_t best = 0;
+  bool found = false;
+  for (const auto& [p, l] : access) {
+    if (path_within(path, p) && (!found || p.size() >= best)) {
+      level = l;
+      best = p.size();
+      found = true;
+    }
+  }
+  return level;
+}
+
+const char* kAccessWords[] = {"no access", "read", "read and write"};
+
+void compare_files(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) {
+  auto aa = path_access(a), ba = path_access(b);
+  std::set<std::string> paths;
+  for (const auto& [p, l] : aa) paths.insert(p);
+  for (const auto& [p, l] : ba) paths.insert(p);
+  for (const auto& p : paths) {
+    int la = access_at(aa, p), lb = access_at(ba, p);
+    if (la == lb) continue;
+    std::string line = std::string("files: ") + kAccessWords[std::max(la, lb)] + " " + p + " (the other: " +
+                       kAccessWords[std::min(la, lb)] + ")";
+    (lb > la ? out.only_b : out.only_a).push_back(line);
+  }
+}
+
+std::set<std::string> rule_texts(const std::vector<HostRule>& rules) {
+  std::set<std::string> out;
+  for (const auto& r : rules) out.insert(r.text);
+  return out;
+}
+
+void compare_network(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) {
+  const auto &na = a.network, &nb = b.network;
+  bool a_net = na.mode == NetMode::proxy, b_net = nb.mode == NetMode::proxy;
+  if (a_net != b_net) {
+    (b_net ? out.only_b : out.only_a).push_back("network: connections through the proxy (the other: no network)");
+    return;
+  }
+  if (!a_net) return;
+  if (na.allow_all != nb.allow_all) {
+    (nb.allow_all ? out.only_b : out.only_a).push_back("network: every public destination (allow_all)");
+  }
+  auto allow_a = rule_texts(na.allow), allow_b = rule_texts(nb.allow);
+  for (const auto& t : allow_b) {
+    if (!allow_a.count(t)) out.only_b.push_back("network: allow " + t);
+  }
+  for (const auto& t : allow_a) {
+    if (!allow_b.count(t)) out.only_a.push_back("network: allow " + t);
+  }
+  // A deny rule only in A is something B allows (or asks about), and the reverse.
+  auto deny_a = rule_texts(na.deny), deny_b = rule_texts(nb.deny);
+  for (const auto& t : deny_a) {
+    if (!deny_b.count(t)) out.only_b.push_back("network: " + t + " is not denied (the other denies it)");
+  }
+  for (const auto& t : deny_b) {
+    if (!deny_a.count(t)) out.only_a.push_back("network: " + t + " is not denied (the other denies it)");
+  }
+  if (na.on_unlisted != nb.on_unlisted) {
+    (nb.on_unlisted == OnUnlisted::ask ? out.only_b : out.only_a)
+        .push_back("network: unlisted destinations are asked about (the other denies them)");
+  }
+  std::set<std::string> pa, pb;
+  for (const auto& c : na.allow_private) pa.insert(c.to_string());
+  for (const auto& c : nb.allow_private) pb.insert(c.to_string());
+  for (const auto& c : pb) {
+    if (!pa.count(c)) out.only_b.push_back("network: private addresses in " + c);
+  }
+  for (const auto& c : pa) {
+    if (!pb.count(c)) out.only_a.push_back("network: private addresses in " + c);
+  }
+}
+
+void compare_process(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) {
+  std::set<std::string> da(a.seccomp.deny_sets.begin(), a.seccomp.deny_sets.end());
+  std::set<std::string> db(b.seccomp.deny_sets.begin(), b.seccomp.deny_sets.end());
+  for (const auto& s : da) {
+    if (!db.count(s)) out.only_b.push_back("processes: system calls of the `" + s + "` set (the other denies them)");
+  }
+  for (const auto& s : db) {
+    if (!da.count(s)) out.only_a.push_back("processes: system calls of the `" + s + "` set (the other denies them)");
+  }
+  std::set<std::string> sa(a.seccomp.allow_syscalls.begin(), a.seccomp.allow_syscalls.end());
+  std::set<std::string> sb(b.seccomp.allow_syscalls.begin(), b.seccomp.allow_syscalls.end());
+  for (const auto& s : sb) {
+    if (!sa.count(s)) out.only_b.push_back("processes: the system call " + s);
+  }
+  for (const auto& s : sa) {
+    if (!sb.count(s)) out.only_a.push_back("processes: the system call " + s);
+  }
+  if (a.landlock.required != b.landlock.required) {
+    (b.landlock.required ? out.only_a : out.only_b)
+        .push_back("processes: starting without full Landlock support (best effort)");
+  }
+}
+
+void compare_limit(const char* name, const std::optional<uint64_t>& a, const std::optional<uint64_t>& b,
+                   std::string (*format)(uint64_t), SpecDiff& out) {
+  if (a == b) return;
+  auto text = [&](const std::optional<uint64_t>& v) { return v ? format(*v) : std::string("no limit"); };
+  // More is: no limit, or a larger number.
+  bool b_more = !b || (a && *b > *a);
+  (b_more ? out.only_b : out.only_a)
+      .push_back(std::string("limits: ") + name + " " + text(b_more ? b : a) + " (the other: " + text(b_more ? a : b) +
+                 ")");
+}
+
+std::string plain_number(uint64_t v) { return std::to_string(v); }
+std::string seconds(uint64_t v) { return format_duration_ms(v * 1000); }
+
+void compare_env(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) {
+  std::map<std::string, std::string> ea(a.env.begin(), a.env.end()), eb(b.env.begin(), b.env.end());
+  for (const auto& [k, v] : eb) {
+    if (!ea.count(k)) out.only_b.push_back("environment: " + k);
+  }
+  for (const auto& [k, v] : ea) {
+    if (!eb.count(k)) out.only_a.push_back("environment: " + k);
+  }
+}
+
+}  // namespace
+
+SpecDiff diff_specs(const SandboxSpec& a, const SandboxSpec& b) {
+  SpecDiff out;
+  compare_files(a, b, out);
+  compare_network(a, b, out);
+  compare_process(a, b, out);
+  const auto &la = a.limits, &lb = b.limits;
+  compare_limit("memory", la.memory_bytes, lb.memory_bytes, &format_size, out);
+  compare_limit("processes", la.pids, lb.pids, &plain_number, out);
+  compare_limit("CPU time", la.cpu_time_seconds, lb.cpu_time_seconds, &seconds, out);
+  compare_limit("wall time", la.wall_time_ms, lb.wall_time_ms, &format_duration_ms, out);
+  compare_limit("file size", la.file_size_bytes, lb.file_size_bytes, &format_size, out);
+  compare_limit("open files", la.open_files, lb.open_files, &plain_number, out);
+  compare_env(a, b, out);
+  return out;
+}
+
+}  // namespace oishell::policy

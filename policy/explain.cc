@@ -1,0 +1,209 @@
+// explain(): the compiled policy as sentences a reviewer reads in a minute. See explain.h.
+#include "policy/explain.h"
+
+#include <algorithm>
+
+#include "policy/compiler.h"
+#include "policy/spec_json.h"
+#include "policy/units.h"
+
+namespace oishell::policy {
+namespace {
+
+std::string join(const std::vector<std::string>& items, const std::string& sep = ", ") {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+std::string describe_rule(const HostRule& rule) {
+  std::string what;
+  switch (rule.kind) {
+    case HostRule::Kind::exact:
+      what = rule.host;
+      break;
+    case HostRule::Kind::suffix:
+      what = "any subdomain of " + rule.host + " (not " + rule.host + " itself)";
+      break;
+    case HostRule::Kind::ip_cidr:
+      what = rule.cidr ? rule.cidr->to_string() : rule.text;
+      break;
+  }
+  if (rule.ports.empty()) return what + " on any port";
+  std::vector<std::string> ports;
+  for (auto p : rule.ports) ports.push_back(std::to_string(p));
+  return what + " on port" + (ports.size() > 1 ? "s " : " ") + join(ports);
+}
+
+void files(const Policy& policy, const SandboxSpec& spec, std::string& out) {
+  out += "Files\n";
+  out += "  The workspace " + spec.workspace + " is " +
+         (spec.workspace_read_only ? "readable but not writable" : "readable and writable") +
+         "; commands start there.\n";
+  std::vector<std::string> system, links, extra_ro, extra_rw, hidden;
+  for (const auto& m : spec.mounts) {
+    bool is_system = std::find(system_dirs().begin(), system_dirs().end(), m.target) != system_dirs().end();
+    switch (m.kind) {
+      case MountStep::Kind::bind_ro:
+        if (m.target == spec.workspace) break;
+        (is_system ? system : extra_ro).push_back(m.target);
+        break;
+      case MountStep::Kind::bind_rw:
+        if (m.target != spec.workspace) extra_rw.push_back(m.target);
+        break;
+      case MountStep::Kind::symlink:
+        links.push_back(m.target + " -> " + m.source);
+        break;
+      case MountStep::Kind::hide:
+        hidden.push_back(m.target);
+        break;
+      case MountStep::Kind::tmpfs:
+      case MountStep::Kind::proc:
+      case MountStep::Kind::dev:
+      case MountStep::Kind::protect:
+        break;
+    }
+  }
+  if (!system.empty()) {
+    out += "  The system directories " + join(system) + " are readable and executable, not writable";
+    out += links.empty() ? ".\n" : " (" + join(links) + " are the same links as on the host).\n";
+  }
+  if (!extra_ro.empty()) out += "  Also readable, not writable: " + join(extra_ro) + ".\n";
+  if (!extra_rw.empty()) out += "  Also readable and writable (changes reach the host): " + join(extra_rw) + ".\n";
+  bool tmp_is_tmpfs = std::any_of(spec.mounts.begin(), spec.mounts.end(), [](const MountStep& m) {
+    return m.kind == MountStep::Kind::tmpfs && m.target == "/tmp";
+  });
+  if (tmp_is_tmpfs) out += "  /tmp is empty, private and writable; it is thrown away when the session ends.\n";
+  switch (spec.home) {
+    case HomeMode::tmpfs:
+      out += "  The home directory " + spec.home_path +
+             " is empty, private and writable; nothing of the real home is visible there.\n";
+      break;
+    case HomeMode::workspace:
+      out += "  The home directory is the workspace ($HOME=" + spec.home_path + ").\n";
+      break;
+    case HomeMode::none:
+      out += "  There is no home directory ($HOME=" + spec.home_path + " does not exist inside).\n";
+      break;
+  }
+  out += "  /proc shows only the sandbox's own processes; /dev has only null, zero, full, random, urandom, tty and a "
+         "private pty.\n";
+  if (!hidden.empty()) out += "  Hidden, although a parent is visible: " + join(hidden) + ".\n";
+  std::vector<std::string> listed;
+  for (const auto& h : policy.filesystem.hide) listed.push_back(h.text);
+  if (!listed.empty()) {
+    out += "  Always hidden wherever they would be visible (" + std::to_string(listed.size()) +
+           " entries): " + join(listed) + ".\n";
+  }
+  if (!spec.protected_paths.empty()) {
+    out += "  Read-only inside the workspace, because tools on the host run them later: " +
+           join(spec.protected_paths) + ".\n";
+  }
+  std::vector<std::string> protect_listed;
+  for (const auto& p : policy.filesystem.protect) protect_listed.push_back(p.text);
+  if (!protect_listed.empty()) {
+    out += "  Protected when present (checked when the sandbox starts): " + join(protect_listed) + ".\n";
+  }
+  out += "  Nothing else of the host filesystem exists inside.\n";
+}
+
+void network(const SandboxSpec& spec, std::string& out) {
+  const auto& net = spec.network;
+  out += "Network\n";
+  if (net.mode == NetMode::none) {
+    out += "  No network: the sandbox has only its own loopback; no connection leaves it.\n";
+    return;
+  }
+  out += "  Connections leave only through oishell's proxy (HTTP on 127.0.0.1:" + std::to_string(net.http_proxy_port) +
+         ", SOCKS5 on 127.0.0.1:" + std::to_string(net.socks_proxy_port) +
+         "); the proxy variables point there and direct connections are refused.\n";
+  if (!net.deny.empty()) {
+    std::vector<std::string> d;
+    for (const auto& r : net.deny) d.push_back(describe_rule(r));
+    out += "  Always denied: " + join(d, "; ") + ".\n";
+  }
+  if (net.allow_all) {
+    out += "  Every public destination is allowed.\n";
+  } else if (!net.allow.empty()) {
+    std::vector<std::string> a;
+    for (const auto& r : net.allow) a.push_back(describe_rule(r));
+    out += "  Allowed: " + join(a, "; ") + ".\n";
+  }
+  if (!net.allow_all) {
+    out += net.on_unlisted == OnUnlisted::ask
+               ? "  Any other destination is asked about (the agent asks the user) before it connects.\n"
+               : "  Any other destination is denied.\n";
+  }
+  std::vector<std::string> priv;
+  for (const auto& c : net.allow_private) priv.push_back(c.to_string());
+  out += "  Loopback, private, link-local and multicast addresses are refused" +
+         (priv.empty() ? std::string(".\n") : ", except " + join(priv) + ".\n");
+  for (const auto& [name, ip] : net.hosts) out += "  " + name + " resolves to " + ip + " (pinned).\n";
+}
+
+void processes(const SandboxSpec& spec, std::string& out) {
+  out += "Processes\n";
+  out += "  Every process runs without privileges (no capabilities, no_new_privs) in its own process, user, mount, "
+         "network, IPC and UTS namespaces.\n";
+  out += std::string("  Landlock is ") +
+         (spec.landlock.required ? "required: the sandbox does not start on a kernel without it.\n"
+                                 : "used as far as the kernel supports it (best effort; degradations are reported).\n");
+  out += "  System calls denied (seccomp, " + std::string(to_string(spec.seccomp.level)) +
+         " level): " + join(spec.seccomp.deny_sets) + ".\n";
+  if (!spec.seccomp.allow_syscalls.empty()) {
+    out += "  Taken out of those sets: " + join(spec.seccomp.allow_syscalls) + ".\n";
+  }
+  out += spec.seccomp.nested_namespaces ? "  Nested namespaces (containers inside) are allowed.\n"
+                                        : "  Creating namespaces (containers inside) is not allowed.\n";
+}
+
+void limits(const SandboxSpec& spec, std::string& out) {
+  const auto& l = spec.limits;
+  out += "Limits\n";
+  std::vector<std::string> set, unset;
+  auto add = [&](const std::optional<uint64_t>& v, const std::string& name, const std::string& text) {
+    if (v) {
+      set.push_back(text);
+    } else {
+      unset.push_back(name);
+    }
+  };
+  add(l.memory_bytes, "memory", l.memory_bytes ? "memory " + format_size(*l.memory_bytes) : "");
+  add(l.pids, "processes", l.pids ? "at most " + std::to_string(*l.pids) + " processes" : "");
+  add(l.cpu_time_seconds, "CPU time",
+      l.cpu_time_seconds ? "CPU time " + format_duration_ms(*l.cpu_time_seconds * 1000) : "");
+  add(l.wall_time_ms, "wall time", l.wall_time_ms ? "wall time " + format_duration_ms(*l.wall_time_ms) : "");
+  add(l.file_size_bytes, "file size", l.file_size_bytes ? "files up to " + format_size(*l.file_size_bytes) : "");
+  add(l.open_files, "open files", l.open_files ? "at most " + std::to_string(*l.open_files) + " open files" : "");
+  if (!set.empty()) out += "  " + join(set) + ".\n";
+  if (!unset.empty()) out += "  No limit on " + join(unset) + ".\n";
+}
+
+void environment(const SandboxSpec& spec, std::string& out) {
+  out += "Environment\n";
+  std::vector<std::string> names;
+  for (const auto& [name, value] : spec.env) names.push_back(name);
+  out += "  Exactly these variables: " + join(names) + "; nothing else of the host environment enters.\n";
+}
+
+}  // namespace
+
+std::string explain(const Policy& policy, const SandboxSpec& spec) {
+  std::string out;
+  std::vector<std::string> chain(policy.chain.rbegin(), policy.chain.rend());
+  out += "Policy: " + join(chain, " extends ") + "\n";
+  if (!policy.description.empty()) out += "  " + policy.description + "\n";
+  out += "\n";
+  files(policy, spec, out);
+  out += "\n";
+  network(spec, out);
+  out += "\n";
+  processes(spec, out);
+  out += "\n";
+  limits(spec, out);
+  out += "\n";
+  environment(spec, out);
+  return out;
+}
+
+}  // namespace oishell::policy

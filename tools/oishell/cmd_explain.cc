@@ -1,0 +1,42 @@
+// `oishell explain FILE | --profile NAME`: what the sandbox can and cannot do, in plain sentences (files, network,
+// processes, limits, environment), with `extends` resolved and compiled against this host.
+#include <cstdio>
+
+#include "policy/compiler.h"
+#include "policy/explain.h"
+#include "tools/oishell/command.h"
+#include "tools/oishell/policy_cli.h"
+
+namespace oishell::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: oishell explain FILE | --profile NAME\n"
+    "Says what a sandbox under this policy can and cannot do, here (current directory as workspace).\n";
+
+int run_explain(int argc, char** argv) {
+  std::vector<std::string> seen;
+  bool help = false;
+  auto args = parse_policy_args(argc, argv, {}, seen, kUsage, &help);
+  if (!args) return help ? kExitOk : kExitUsage;
+  if (args->size() > 1) {
+    std::fprintf(stderr, "oishell explain: one policy at a time\n%s", kUsage);
+    return kExitUsage;
+  }
+  PolicyArg arg = args->empty() ? PolicyArg{{"", "default"}} : args->front();
+  auto policy = load_or_report(arg, "explain");
+  if (!policy) return kExitFailure;
+  auto spec = policy::compile(*policy, CompileContext::from_process());
+  if (!spec) {
+    std::fprintf(stderr, "oishell explain: %s does not compile here:\n%s\n", arg.label().c_str(),
+                 spec.status().message().c_str());
+    return kExitFailure;
+  }
+  std::printf("%s", policy::explain(*policy, *spec).c_str());
+  return kExitOk;
+}
+
+const Registration kRegistration{{"explain", "say in plain sentences what a policy allows", &run_explain}};
+
+}  // namespace
+}  // namespace oishell::cli

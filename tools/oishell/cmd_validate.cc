@@ -1,0 +1,65 @@
+// `oishell validate FILE... [--json]`: check policy files (and what they extend). Exit 0 when every file is valid,
+// 1 with every error ("file:line:column: key.path: message (hint)") otherwise.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/oishell/command.h"
+#include "tools/oishell/policy_cli.h"
+
+namespace oishell::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: oishell validate FILE... [--profile NAME]... [--json]\n"
+    "Checks policy files strictly (unknown keys, types, paths, domain patterns, CIDRs, sizes, durations, extends).\n"
+    "Exit 0 when all are valid, 1 when one is not, 2 on a usage error. --json prints a machine-readable report.\n";
+
+int run_validate(int argc, char** argv) {
+  std::vector<std::string> seen;
+  bool help = false;
+  auto args = parse_policy_args(argc, argv, {"--json"}, seen, kUsage, &help);
+  if (!args) return help ? kExitOk : kExitUsage;
+  if (args->empty()) {
+    std::fprintf(stderr, "oishell validate: no policy file given\n%s", kUsage);
+    return kExitUsage;
+  }
+  bool json_out = !seen.empty();
+  bool all_valid = true;
+  nlohmann::ordered_json report;
+  report["files"] = nlohmann::ordered_json::array();
+  for (const auto& arg : *args) {
+    policy::LoadResult loaded = policy::load_policy(arg.source);
+    all_valid = all_valid && loaded.ok();
+    if (json_out) {
+      nlohmann::ordered_json entry;
+      entry["file"] = arg.label();
+      entry["valid"] = loaded.ok();
+      entry["errors"] = nlohmann::ordered_json::array();
+      for (const auto& d : loaded.errors) {
+        entry["errors"].push_back({{"file", d.pos.file},
+                                   {"line", d.pos.line},
+                                   {"column", d.pos.column},
+                                   {"key", d.key_path},
+                                   {"message", d.message},
+                                   {"hint", d.hint},
+                                   {"text", d.format()}});
+      }
+      report["files"].push_back(std::move(entry));
+    } else if (loaded.ok()) {
+      std::printf("%s: valid\n", arg.label().c_str());
+    } else {
+      std::fprintf(stderr, "%s\n", policy::format_diagnostics(loaded.errors).c_str());
+    }
+  }
+  if (json_out) {
+    report["valid"] = all_valid;
+    std::printf("%s\n", report.dump(2).c_str());
+  }
+  return all_valid ? kExitOk : kExitFailure;
+}
+
+const Registration kRegistration{{"validate", "check policy files; every error with file:line:column", &run_validate}};
+
+}  // namespace
+}  // namespace oishell::cli
