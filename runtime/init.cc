@@ -100,10 +100,8 @@ Status tidy_fds() {
 
 [[noreturn]] void run_sandbox_init(const InitArgs& args) {
   const SandboxSpec& spec = *args.spec;
-  // Before anything else: die with the supervisor (PDEATHSIG fires when the thread that cloned us exits), and
-  // make /proc/1/* (environ, mem, root, cwd, fd) inaccessible to the sandboxed processes.
+  // Before anything else: die with the supervisor (PDEATHSIG fires when the thread that cloned us exits).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  ::prctl(PR_SET_DUMPABLE, 0);
   // F_DUPFD moves the socket above stdio even if the supervisor had some of 0..2 closed.
   g_control = ::fcntl(args.control_fd, F_DUPFD_CLOEXEC, kControlFd + 1);
   if (g_control < 0) _exit(1);
@@ -116,6 +114,9 @@ Status tidy_fds() {
   // 1. uid/gid maps (written by the supervisor, which also put us in the limits' cgroups), then our own cgroup
   //    namespace rooted at that cgroup.
   check("waiting for uid/gid maps", wait_for_go());
+  // Only now (the supervisor, unprivileged, had to open /proc/PID/uid_map): make /proc/1/* (environ, mem, root,
+  // cwd, fd) inaccessible to the sandboxed processes.
+  check("non-dumpable", errno_status(::prctl(PR_SET_DUMPABLE, 0), "prctl(PR_SET_DUMPABLE, 0)"));
   check("cgroup namespace", errno_status(::unshare(CLONE_NEWCGROUP), "unshare(CLONE_NEWCGROUP)"));
   // 2. Mount namespace: the policy's tree on a new root.
   check("mount namespace", apply_mount_plan(spec));

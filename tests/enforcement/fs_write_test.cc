@@ -1,0 +1,74 @@
+// Writes outside the writable paths fail. Read-only binds answer EROFS before Landlock is asked (the VFS checks
+// the mount's read-only flag first); where the mount is writable but Landlock grants read only (/proc), EACCES.
+#include <gtest/gtest.h>
+
+#include "harness.h"
+#include "sandbox_fixture.h"
+
+namespace oishell::test {
+namespace {
+
+TEST(WriteOutside, WriteExistingFile) {
+  SandboxWorkspace w;
+  EXPECT_EQ("ok", probe_on_host({"write", w.ro() + "/file", "x"}));
+  EXPECT_EQ("EROFS", w.probe({"write", w.ro() + "/file", "x"}));
+  EXPECT_EQ("ok", w.probe({"write", w.ws() + "/public.txt", "x"}));
+}
+
+TEST(WriteOutside, Truncate) {
+  SandboxWorkspace w;
+  EXPECT_EQ("EROFS", w.probe({"truncate", w.ro() + "/file"}));
+  EXPECT_EQ("EROFS", w.probe({"open", w.ro() + "/file", "trunc"}));
+  EXPECT_EQ("ok", w.probe({"truncate", w.ws() + "/public.txt"}));
+}
+
+TEST(WriteOutside, Rename) {
+  SandboxWorkspace w;
+  EXPECT_EQ("EROFS", w.probe({"rename", w.ro() + "/file", w.ro() + "/renamed"}));
+  EXPECT_EQ("ok", w.probe({"rename", w.ws() + "/public.txt", w.ws() + "/renamed"}));
+}
+
+TEST(WriteOutside, Chmod) {
+  SandboxWorkspace w;
+  EXPECT_EQ("EROFS", w.probe({"chmod", w.ro() + "/file", "777"}));
+  EXPECT_EQ("ok", w.probe({"chmod", w.ws() + "/public.txt", "600"}));
+}
+
+TEST(WriteOutside, Delete) {
+  SandboxWorkspace w;
+  EXPECT_EQ("EROFS", w.probe({"unlink", w.ro() + "/file"}));
+  EXPECT_EQ("ok", w.probe({"unlink", w.ws() + "/public.txt"}));
+}
+
+TEST(WriteOutside, Create) {
+  SandboxWorkspace w;
+  EXPECT_EQ("EROFS", w.probe({"open", w.ro() + "/new", "create"}));
+  EXPECT_EQ("EROFS", w.probe({"mkdir", w.ro() + "/newdir"}));
+  EXPECT_EQ("ok", w.probe({"open", w.ws() + "/new", "create"}));
+  EXPECT_EQ("ok", w.probe({"mkdir", w.ws() + "/newdir"}));
+}
+
+TEST(WriteOutside, SystemDirsAndRoot) {
+  SandboxWorkspace w;
+  EXPECT_EQ("EROFS", w.probe({"open", "/usr/oishell-test", "create"}));
+  EXPECT_EQ("EROFS", w.probe({"write", "/etc/hostname", "x"}));
+  // The new root is a read-only tmpfs: nothing can be added beside the policy's paths.
+  EXPECT_EQ("EROFS", w.probe({"open", "/oishell-test", "create"}));
+  EXPECT_EQ("ok", w.probe({"open", "/tmp/oishell-test", "create"}));
+}
+
+TEST(WriteOutside, ProcIsReadOnlyForLandlock) {
+  SandboxWorkspace w;
+  // procfs is mounted writable, Landlock grants it read only.
+  EXPECT_EQ("EACCES", w.probe({"write", "/proc/self/comm", "x"}));
+  EXPECT_EQ("ok", w.probe({"open", "/proc/self/comm", "r"}));
+}
+
+TEST(WriteOutside, HostPathsOutsideThePolicyDoNotExist) {
+  SandboxWorkspace w;
+  EXPECT_EQ("outside", probe_on_host({"cat", w.outside() + "/file"}));
+  EXPECT_EQ("ENOENT", w.probe({"cat", w.outside() + "/file"}));
+}
+
+}  // namespace
+}  // namespace oishell::test

@@ -1,0 +1,127 @@
+// Other processes and the environment: the host's processes are neither visible nor reachable, nothing of the
+// host environment enters, and nothing started inside outlives the sandbox (or oishell, even SIGKILLed).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "harness.h"
+#include "sandbox_fixture.h"
+
+namespace oishell::test {
+namespace {
+
+void sleep_ms(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000};
+  while (::nanosleep(&ts, &ts) != 0) {}
+}
+
+// A host process that waits to be killed.
+class HostProcess {
+ public:
+  HostProcess() : pid_(::fork()) {
+    if (pid_ == 0) {
+      ::pause();
+      _exit(0);
+    }
+  }
+  ~HostProcess() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_;
+};
+
+TEST(Processes, HostProcessIsInvisible) {
+  SandboxWorkspace w;
+  HostProcess host;
+  const std::string pid = std::to_string(host.pid());
+  EXPECT_EQ("ok", probe_on_host({"stat", "/proc/" + pid}));
+  // The sandbox has its own pid namespace and its own /proc: the host pid does not exist there.
+  EXPECT_EQ("ENOENT", w.probe({"stat", "/proc/" + pid}));
+  EXPECT_EQ("ok", w.probe({"stat", "/proc/self"}));
+}
+
+TEST(Processes, SignallingAHostProcess) {
+  SandboxWorkspace w;
+  HostProcess host;
+  const std::string pid = std::to_string(host.pid());
+  EXPECT_EQ("ok", probe_on_host({"kill", pid, "0"}));
+  EXPECT_EQ("ESRCH", w.probe({"kill", pid, "15"}));
+  EXPECT_EQ("ok", w.probe({"kill", "self", "0"}));
+  // Still alive: nothing reached it.
+  EXPECT_EQ(0, ::kill(host.pid(), 0));
+}
+
+TEST(Processes, HostEnvironmentDoesNotEnter) {
+  SandboxWorkspace w;
+  ::setenv("OPENAI_API_KEY", "sk-oishell-test-not-a-key", 1);
+  EXPECT_EQ("sk-oishell-test-not-a-key", probe_on_host({"getenv", "OPENAI_API_KEY"}));
+  EXPECT_EQ("<unset>", w.probe({"getenv", "OPENAI_API_KEY"}));
+  // What the policy sets does enter.
+  EXPECT_EQ("visible", w.probe({"getenv", "OISHELL_TEST_VAR"}, {"--env", "OISHELL_TEST_VAR=visible"}));
+  // Sandbox init (a copy of the supervisor, which has the key in its environment) cannot be read.
+  EXPECT_EQ("EACCES", w.probe({"cat", "/proc/1/environ"}));
+  SandboxRun run = run_sandboxed(w.args(), {"/bin/sh", "-c", "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'"});
+  EXPECT_EQ(std::string::npos, run.out.find("sk-oishell-test-not-a-key")) << run.out;
+  ::unsetenv("OPENAI_API_KEY");
+}
+
+TEST(Processes, DaemonisedOrphanDiesWithTheSandbox) {
+  SandboxWorkspace w;
+  const std::string beat = w.ws() + "/beat";
+  // The daemon (double fork, own session) beats every 50 ms; the probe returns once it has beaten.
+  EXPECT_EQ("ok", w.probe({"daemonize", beat}));
+  sleep_ms(200);
+  const std::string first = SandboxWorkspace::read(beat);
+  ASSERT_FALSE(first.empty());
+  sleep_ms(400);
+  EXPECT_EQ(first, SandboxWorkspace::read(beat)) << "the daemon still runs after oishell returned";
+}
+
+TEST(Processes, KillingOishellKillsTheSandbox) {
+  SandboxWorkspace w;
+  const std::string beat = w.ws() + "/beat";
+  std::vector<std::string> argv = {oishell_bin(), "run"};
+  for (const auto& a : w.args({"--ro", std::string(probe_bin()).substr(0, std::string(probe_bin()).rfind('/'))})) {
+    argv.push_back(a);
+  }
+  argv.insert(argv.end(), {"--", probe_bin(), "heartbeat", beat});
+  pid_t oishell = ::fork();
+  ASSERT_GE(oishell, 0);
+  if (oishell == 0) {
+    int null_fd = ::open("/dev/null", O_RDWR);
+    ::dup2(null_fd, 0);
+    ::dup2(null_fd, 1);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    _exit(127);
+  }
+  bool beating = false;
+  for (int i = 0; i < 500 && !beating; ++i) {
+    sleep_ms(20);
+    beating = !SandboxWorkspace::read(beat).empty();
+  }
+  EXPECT_TRUE(beating) << "the sandboxed heartbeat never started";
+  ASSERT_EQ(0, ::kill(oishell, SIGKILL));
+  int status = 0;
+  ASSERT_EQ(oishell, ::waitpid(oishell, &status, 0));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  sleep_ms(300);  // PDEATHSIG is immediate; give the kernel time to tear the pid namespace down
+  const std::string after_kill = SandboxWorkspace::read(beat);
+  sleep_ms(400);
+  EXPECT_EQ(after_kill, SandboxWorkspace::read(beat)) << "the sandbox outlived oishell";
+}
+
+}  // namespace
+}  // namespace oishell::test
