@@ -58,7 +58,7 @@ class Loader {
   Policy load_file(const std::string& path, const std::string& label, std::vector<Diagnostic>& errors, int depth) {
     std::string key = canonical(path);
     stack_.push_back(key);
-    YamlDocument doc = load_yaml_file(path);
+    YamlDocument doc = load_yaml_file(path, /*allow_special=*/depth == 0);
     Policy policy = from_document(doc, path, label, dir_of(path), errors, depth);
     stack_.pop_back();
     return policy;

@@ -1,6 +1,9 @@
 // Safe YAML loading: see yaml_safe.h.
 #include "policy/yaml_safe.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <memory>
@@ -11,6 +14,7 @@
 #include <yaml-cpp/parser.h>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace oishell::policy {
 namespace {
@@ -119,17 +123,27 @@ YamlDocument load_yaml(std::string_view text, const std::string& file) {
   return doc;
 }
 
-YamlDocument load_yaml_file(const std::string& path) {
+YamlDocument load_yaml_file(const std::string& path, bool allow_special) {
   YamlDocument doc;
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rbe"), &std::fclose);
-  if (!file) {
-    int err = errno;
+  auto fail = [&](std::string message) {
     Diagnostic d;
     d.pos.file = path;
-    d.message = Status::from_errno(err, "open(\"" + path + "\")").message();
+    d.message = std::move(message);
     doc.errors.push_back(std::move(d));
     return doc;
+  };
+  // O_NONBLOCK so that opening a FIFO does not wait for a writer; cleared again for reading.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | (allow_special ? 0 : O_NONBLOCK)));
+  if (!fd) return fail(Status::from_errno(errno, "open(\"" + path + "\")").message());
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return fail(Status::from_errno(errno, "fstat(\"" + path + "\")").message());
+  if (!allow_special && !S_ISREG(st.st_mode)) {
+    return fail(S_ISDIR(st.st_mode) ? Status::from_errno(EISDIR, "read(\"" + path + "\")").message()
+                                    : "not a regular file");
   }
+  std::unique_ptr<FILE, int (*)(FILE*)> file(::fdopen(fd.get(), "rb"), &std::fclose);
+  if (!file) return fail(Status::from_errno(errno, "fdopen(\"" + path + "\")").message());
+  (void)fd.release();
   std::string text;
   char buf[65536];
   size_t n;

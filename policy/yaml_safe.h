@@ -25,8 +25,10 @@ struct YamlDocument {
 // `file` names the text in diagnostics.
 YamlDocument load_yaml(std::string_view text, const std::string& file);
 
-// Reads a whole file with the size cap; the error names the file and the call.
-YamlDocument load_yaml_file(const std::string& path);
+// Reads a whole file with the size cap; the error names the file and the call. Unless `allow_special` (a file the
+// user named on the command line, which may be a pipe), only a regular file is read, so an `extends:` naming a FIFO
+// or a device cannot hang or flood the loader.
+YamlDocument load_yaml_file(const std::string& path, bool allow_special = false);
 
 // 1-based position of a node.
 SourcePos pos_of(const YAML::Node& node, const std::string& file);

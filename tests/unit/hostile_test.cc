@@ -1,5 +1,7 @@
 // Hostile policy files: each must end in a clear error, quickly, never a crash or a hang. The time bound is the
 // test finishing (ctest's timeout), not a timing assertion.
+#include <sys/stat.h>
+
 #include <string>
 
 #include <gtest/gtest.h>
@@ -116,6 +118,20 @@ TEST(Hostile, ExtendsChainDepthIsBounded) {
   auto r = policy::load_policy_file(dir.path() + "/p0.yaml");
   ASSERT_EQ(1u, r.errors.size()) << policy::format_diagnostics(r.errors);
   EXPECT_NE(std::string::npos, r.errors[0].message.find("extends chain deeper than 8"));
+}
+
+TEST(Hostile, ExtendsOfAFifoOrDeviceDoesNotHang) {
+  TempDir dir;
+  std::string fifo = dir.path() + "/fifo.yaml";
+  ASSERT_EQ(0, ::mkfifo(fifo.c_str(), 0600));
+  std::string child = dir.write("child.yaml", "version: 1\nextends: fifo.yaml\n");
+  auto r = policy::load_policy_file(child);
+  ASSERT_EQ(1u, r.errors.size()) << policy::format_diagnostics(r.errors);
+  EXPECT_EQ(fifo + ": not a regular file", r.errors[0].format());
+  dir.write("zero.yaml", "version: 1\nextends: /dev/zero\n");
+  r = policy::load_policy_file(dir.path() + "/zero.yaml");
+  ASSERT_EQ(1u, r.errors.size()) << policy::format_diagnostics(r.errors);
+  EXPECT_EQ("/dev/zero: not a regular file", r.errors[0].format());
 }
 
 TEST(Hostile, UnreadableFilesAreErrorsWithTheCall) {
