@@ -3,6 +3,8 @@
 #include "runtime/relay/relay.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -168,6 +170,8 @@ class RelayImpl final : public Relay {
         refuse_over_limit(listener.protocol, fd.get());
         continue;
       }
+      int one = 1;  // the relay forwards segments as they come: never hold a small one back (Nagle)
+      setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       uint64_t id = next_conn_id_++;
       auto conn = std::make_unique<Connection>(ctx_, id, listener.protocol, std::move(fd));
       if (!conn->start().is_ok()) continue;

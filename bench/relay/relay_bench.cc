@@ -1,0 +1,284 @@
+// oishell-relay-bench: throughput and added latency of the relay on loopback, against a direct connection and a
+// plain `socat` TCP forwarder. Everything runs on 127.0.0.x: an HTTP server thread (127.0.0.2), the relay in this
+// process (as in the supervisor), socat as a child process when installed.
+//
+//   oishell-relay-bench [--size-mib N] [--rounds R] [--requests K]
+//
+// Throughput: R rounds, each downloading N MiB direct, through the relay (CONNECT, splice path), through the relay
+// (absolute-form GET) and through socat, alternating; the median MB/s of each and the ratio to direct.
+// Latency: K sequential small requests (GET of 100 bytes), each on a new connection: direct, through the relay
+// (absolute-form: the same round trips as direct) and through socat; p50/p99 and the added p50/p99.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/relay/relay.h"
+
+namespace {
+
+using namespace oishell;
+using Clock = std::chrono::steady_clock;
+
+UniqueFd tcp_listen(const char* ip, uint16_t& port) {
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(port);
+  inet_pton(AF_INET, ip, &sin.sin_addr);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 || listen(fd.get(), 1024) != 0) {
+    std::perror("bind/listen");
+    std::exit(1);
+  }
+  socklen_t len = sizeof sin;
+  getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sin), &len);
+  port = ntohs(sin.sin_port);
+  return fd;
+}
+
+UniqueFd tcp_connect(const char* ip, uint16_t port) {
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(port);
+  inet_pton(AF_INET, ip, &sin.sin_addr);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0) return {};
+  return fd;
+}
+
+bool send_all(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// HTTP server: GET /bytes/N answers N bytes from a static buffer; one thread per connection; Connection: close.
+void serve_http(int listener) {
+  static std::vector<char> block(1 << 20, 'x');
+  while (true) {
+    int c = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return;
+    std::thread([c] {
+      UniqueFd fd(c);
+      int one = 1;
+      setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      std::string in;
+      char buf[4096];
+      while (in.find("\r\n\r\n") == std::string::npos) {
+        ssize_t n = recv(c, buf, sizeof buf, 0);
+        if (n <= 0) return;
+        in.append(buf, static_cast<size_t>(n));
+      }
+      size_t p = in.find("/bytes/");
+      uint64_t size = p == std::string::npos ? 0 : std::strtoull(in.c_str() + p + 7, nullptr, 10);
+      if (!send_all(c, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(size) + "\r\nConnection: close\r\n\r\n"))
+        return;
+      for (uint64_t off = 0; off < size;) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(block.size(), size - off));
+        ssize_t w = send(c, block.data(), n, MSG_NOSIGNAL);
+        if (w <= 0) return;
+        off += static_cast<uint64_t>(w);
+      }
+      shutdown(c, SHUT_WR);
+      while (recv(c, buf, sizeof buf, 0) > 0) {
+      }
+    }).detach();
+  }
+}
+
+enum class Path { direct, relay_connect, relay_forward, socat };
+const char* name(Path p) {
+  switch (p) {
+    case Path::direct:
+      return "direct";
+    case Path::relay_connect:
+      return "relay (CONNECT)";
+    case Path::relay_forward:
+      return "relay (absolute-form)";
+    case Path::socat:
+      return "socat";
+  }
+  return "?";
+}
+
+struct Ports {
+  uint16_t server = 0, relay = 0, socat = 0;
+};
+
+// One GET /bytes/size over the path; returns the bytes of body received (or -1 on error).
+int64_t fetch(Path path, const Ports& ports, uint64_t size) {
+  std::string host = "bench.example:" + std::to_string(ports.server);
+  std::string target = "/bytes/" + std::to_string(size);
+  UniqueFd fd;
+  std::string request = "GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
+  switch (path) {
+    case Path::direct:
+      fd = tcp_connect("127.0.0.2", ports.server);
+      break;
+    case Path::socat:
+      fd = tcp_connect("127.0.0.1", ports.socat);
+      break;
+    case Path::relay_forward:
+      fd = tcp_connect("127.0.0.1", ports.relay);
+      request = "GET http://" + host + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
+      break;
+    case Path::relay_connect: {
+      fd = tcp_connect("127.0.0.1", ports.relay);
+      if (!fd || !send_all(fd.get(), "CONNECT " + host + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n")) return -1;
+      std::string head;
+      char c;
+      while (head.find("\r\n\r\n") == std::string::npos) {
+        if (recv(fd.get(), &c, 1, 0) != 1) return -1;
+        head.push_back(c);
+      }
+      if (head.rfind("HTTP/1.1 200", 0) != 0) return -1;
+      break;
+    }
+  }
+  if (!fd || !send_all(fd.get(), request)) return -1;
+  static std::vector<char> buf(1 << 20);
+  int64_t total = 0;
+  while (true) {
+    ssize_t n = recv(fd.get(), buf.data(), buf.size(), 0);
+    if (n < 0) return -1;
+    if (n == 0) break;
+    total += n;
+  }
+  return total;
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+class CountingSink final : public EventSink {
+ public:
+  void emit(const nlohmann::json&) override {}
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t size_mib = 1024;
+  int rounds = 5;
+  int requests = 1000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--size-mib") size_mib = std::strtoull(argv[i + 1], nullptr, 10);
+    if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
+    if (a == "--requests") requests = std::atoi(argv[i + 1]);
+  }
+  signal(SIGPIPE, SIG_IGN);
+  Ports ports;
+  UniqueFd server = tcp_listen("127.0.0.2", ports.server);
+  std::thread(serve_http, server.get()).detach();
+
+  NetworkSpec spec;
+  spec.allow.push_back(*HostRule::parse("bench.example"));
+  spec.hosts["bench.example"] = "127.0.0.2";
+  spec.allow_private.push_back(*Cidr::parse("127.0.0.0/8"));
+  CountingSink sink;
+  auto relay = relay::Relay::create(spec, sink, nullptr);
+  if (!relay) {
+    std::fprintf(stderr, "%s\n", relay.status().message().c_str());
+    return 1;
+  }
+  std::vector<relay::Listener> listeners;
+  listeners.push_back({tcp_listen("127.0.0.1", ports.relay), relay::Protocol::http});
+  if (Status s = (*relay)->start(std::move(listeners)); !s) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return 1;
+  }
+
+  // socat as a plain forwarder, if installed.
+  pid_t socat = -1;
+  {
+    UniqueFd probe = tcp_listen("127.0.0.1", ports.socat);  // pick a free port, then hand it to socat
+  }
+  std::string listen_arg = "TCP-LISTEN:" + std::to_string(ports.socat) + ",bind=127.0.0.1,fork,reuseaddr";
+  std::string connect_arg = "TCP:127.0.0.2:" + std::to_string(ports.server);
+  socat = fork();
+  if (socat == 0) {
+    execlp("socat", "socat", listen_arg.c_str(), connect_arg.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  bool have_socat = false;
+  for (int i = 0; i < 100 && !have_socat; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    have_socat = tcp_connect("127.0.0.1", ports.socat).valid();
+  }
+
+  std::vector<Path> paths = {Path::direct, Path::relay_connect, Path::relay_forward};
+  if (have_socat) paths.push_back(Path::socat);
+  uint64_t size = size_mib << 20;
+  std::printf("throughput: %llu MiB per download, %d rounds, alternating\n",
+              static_cast<unsigned long long>(size_mib), rounds);
+  std::vector<std::vector<double>> mbps(paths.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t p = 0; p < paths.size(); ++p) {
+      auto t0 = Clock::now();
+      int64_t got = fetch(paths[p], ports, size);
+      double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (got < static_cast<int64_t>(size)) {
+        std::fprintf(stderr, "%s: short download (%lld)\n", name(paths[p]), static_cast<long long>(got));
+        return 1;
+      }
+      mbps[p].push_back(static_cast<double>(size) / 1e6 / secs);
+    }
+  }
+  double direct = percentile(mbps[0], 0.5);
+  for (size_t p = 0; p < paths.size(); ++p) {
+    double med = percentile(mbps[p], 0.5);
+    std::printf("  %-22s median %8.0f MB/s  (min %6.0f, max %6.0f)  ratio %.3f\n", name(paths[p]), med,
+                *std::min_element(mbps[p].begin(), mbps[p].end()), *std::max_element(mbps[p].begin(), mbps[p].end()),
+                med / direct);
+  }
+
+  std::printf("latency: %d sequential GETs of 100 bytes, each on a new connection, interleaved\n", requests);
+  std::vector<Path> lat_paths = {Path::direct, Path::relay_forward, Path::relay_connect};
+  if (have_socat) lat_paths.push_back(Path::socat);
+  std::vector<std::vector<double>> ms(lat_paths.size());
+  for (int i = 0; i < requests; ++i) {
+    for (size_t p = 0; p < lat_paths.size(); ++p) {
+      auto t0 = Clock::now();
+      if (fetch(lat_paths[p], ports, 100) <= 0) {
+        std::fprintf(stderr, "%s: request failed\n", name(lat_paths[p]));
+        return 1;
+      }
+      ms[p].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+  }
+  double d50 = percentile(ms[0], 0.5), d99 = percentile(ms[0], 0.99);
+  for (size_t p = 0; p < lat_paths.size(); ++p) {
+    double p50 = percentile(ms[p], 0.5), p99 = percentile(ms[p], 0.99);
+    std::printf("  %-22s p50 %.3f ms  p99 %.3f ms  added p50 %+.3f ms  added p99 %+.3f ms\n", name(lat_paths[p]),
+                p50, p99, p50 - d50, p99 - d99);
+  }
+  (*relay)->stop();
+  if (socat > 0) {
+    kill(socat, SIGTERM);
+    waitpid(socat, nullptr, 0);
+  }
+  return 0;
+}
