@@ -1,5 +1,6 @@
 // diff_specs(): what one compiled policy allows that the other does not. See explain.h.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -152,11 +153,17 @@ std::string seconds(uint64_t v) { return format_duration_ms(v * 1000); }
 
 void compare_env(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) {
   std::map<std::string, std::string> ea(a.env.begin(), a.env.end()), eb(b.env.begin(), b.env.end());
+  // HOME, PWD and the proxy variables follow other settings (already compared); only the policy's own count.
+  auto own = [](const std::string& k) {
+    std::string upper = k;
+    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return upper != "HOME" && upper != "PWD" && !upper.ends_with("_PROXY");
+  };
   for (const auto& [k, v] : eb) {
-    if (!ea.count(k)) out.only_b.push_back("environment: " + k);
+    if (!ea.count(k) && own(k)) out.only_b.push_back("environment: " + k);
   }
   for (const auto& [k, v] : ea) {
-    if (!eb.count(k)) out.only_a.push_back("environment: " + k);
+    if (!eb.count(k) && own(k)) out.only_a.push_back("environment: " + k);
   }
 }
 

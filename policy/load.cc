@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <tuple>
 
 #include "base/data_dir.h"
 #include "policy/parse.h"
@@ -71,11 +72,17 @@ class Loader {
       return {};
     }
     SourcePos extends_pos;
+    size_t first_error = errors.size();
     Policy policy = parse_policy(doc.root, file, errors, &extends_pos);
     policy.chain = {label};
     if (policy.extends.empty()) return policy;
+    // An extends error joins this file's errors in line order (the parent's, if any, follow).
     auto fail = [&](std::string message, std::string hint) {
       errors.push_back(Diagnostic{extends_pos, "extends", std::move(message), std::move(hint)});
+      std::stable_sort(errors.begin() + static_cast<long>(first_error), errors.end(),
+                       [](const Diagnostic& a, const Diagnostic& b) {
+                         return std::tie(a.pos.line, a.pos.column) < std::tie(b.pos.line, b.pos.column);
+                       });
     };
     if (depth + 1 >= kMaxExtendsDepth) {
       fail("extends chain deeper than " + std::to_string(kMaxExtendsDepth), "");

@@ -74,7 +74,9 @@ nlohmann::ordered_json policy_schema() {
             {"nested_namespaces", boolean("allow creating namespaces inside", false)}},
       "process confinement");
 
-  auto size = [](const char* d) { return ojson{{"type", "string"}, {"pattern", kSizePattern}, {"description", d}}; };
+  auto size = [](const char* d) {
+    return ojson{{"type", ojson::array({"string", "integer"})}, {"pattern", kSizePattern}, {"description", d}};
+  };
   auto duration = [](const char* d) {
     return ojson{{"type", "string"}, {"pattern", kDurationPattern}, {"description", d}};
   };
