@@ -2,7 +2,7 @@
 // plain `socat` TCP forwarder. Everything runs on 127.0.0.x: an HTTP server thread (127.0.0.2), the relay in this
 // process (as in the supervisor), socat as a child process when installed.
 //
-//   oishell-relay-bench [--size-mib N] [--rounds R] [--requests K]
+//   oishell-relay-bench [--size-mib N] [--rounds R] [--requests K] [--socat no]
 //
 // Throughput: R rounds, each downloading N MiB direct, through the relay (CONNECT, splice path), through the relay
 // (absolute-form GET) and through socat, alternating; the median MB/s of each and the ratio to direct.
@@ -183,11 +183,13 @@ int main(int argc, char** argv) {
   uint64_t size_mib = 1024;
   int rounds = 5;
   int requests = 1000;
+  bool use_socat = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--size-mib") size_mib = std::strtoull(argv[i + 1], nullptr, 10);
     if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
     if (a == "--requests") requests = std::atoi(argv[i + 1]);
+    if (a == "--socat") use_socat = std::string(argv[i + 1]) != "no";
   }
   signal(SIGPIPE, SIG_IGN);
   Ports ports;
@@ -218,13 +220,13 @@ int main(int argc, char** argv) {
   }
   std::string listen_arg = "TCP-LISTEN:" + std::to_string(ports.socat) + ",bind=127.0.0.1,fork,reuseaddr";
   std::string connect_arg = "TCP:127.0.0.2:" + std::to_string(ports.server);
-  socat = fork();
+  socat = use_socat ? fork() : -1;
   if (socat == 0) {
     execlp("socat", "socat", listen_arg.c_str(), connect_arg.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   bool have_socat = false;
-  for (int i = 0; i < 100 && !have_socat; ++i) {
+  for (int i = 0; i < 100 && !have_socat && socat > 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     have_socat = tcp_connect("127.0.0.1", ports.socat).valid();
   }

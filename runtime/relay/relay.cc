@@ -88,6 +88,7 @@ class RelayImpl final : public Relay {
     }
     listeners_ = std::move(listeners);
     thread_ = std::thread([this] { run(); });
+    pthread_setname_np(thread_.native_handle(), "oishell-relay");
     return Status::ok();
   }
 
