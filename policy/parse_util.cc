@@ -27,6 +27,13 @@ std::string node_kind(const YAML::Node& node) {
 SourcePos NodeReader::pos(const YAML::Node& node) const { return pos_of(node, file_); }
 
 void NodeReader::error(const YAML::Node& node, const std::string& key_path, std::string message, std::string hint) {
+  if (reported_ >= kMaxErrors) {
+    if (reported_++ == kMaxErrors) {
+      errors_.push_back(Diagnostic{pos(node), "", "too many errors; the rest of this file is not reported", ""});
+    }
+    return;
+  }
+  ++reported_;
   Diagnostic d;
   d.pos = pos(node);
   d.key_path = key_path;
@@ -35,9 +42,8 @@ void NodeReader::error(const YAML::Node& node, const std::string& key_path, std:
   errors_.push_back(std::move(d));
 }
 
-std::vector<std::pair<std::string, YAML::Node>> NodeReader::free_map_entries(const YAML::Node& node,
-                                                                             const std::string& key_path) {
-  std::vector<std::pair<std::string, YAML::Node>> out;
+std::vector<NodeReader::Entry> NodeReader::entries(const YAML::Node& node, const std::string& key_path) {
+  std::vector<Entry> out;
   if (node.IsNull()) return out;
   if (!node.IsMap()) {
     error(node, key_path, "expected a mapping (key: value), found " + node_kind(node));
@@ -55,8 +61,15 @@ std::vector<std::pair<std::string, YAML::Node>> NodeReader::free_map_entries(con
       error(key, child_path(key_path, name), "duplicate key", "each key may appear once");
       continue;
     }
-    out.emplace_back(name, it->second);
+    out.push_back(Entry{name, key, it->second});
   }
+  return out;
+}
+
+std::vector<std::pair<std::string, YAML::Node>> NodeReader::free_map_entries(const YAML::Node& node,
+                                                                             const std::string& key_path) {
+  std::vector<std::pair<std::string, YAML::Node>> out;
+  for (auto& e : entries(node, key_path)) out.emplace_back(std::move(e.name), e.value);
   return out;
 }
 
@@ -64,22 +77,17 @@ std::vector<std::pair<std::string, YAML::Node>> NodeReader::map_entries(const YA
                                                                         const std::string& key_path,
                                                                         const std::vector<std::string>& known_keys) {
   std::vector<std::pair<std::string, YAML::Node>> out;
-  for (auto& [name, value] : free_map_entries(node, key_path)) {
-    if (std::find(known_keys.begin(), known_keys.end(), name) == known_keys.end()) {
-      std::string suggestion = did_you_mean(name, known_keys);
+  for (auto& e : entries(node, key_path)) {
+    if (std::find(known_keys.begin(), known_keys.end(), e.name) == known_keys.end()) {
+      std::string suggestion = did_you_mean(e.name, known_keys);
       std::string hint = suggestion.empty() ? "known keys: " : "did you mean `" + suggestion + "`?";
       if (suggestion.empty()) {
         for (size_t i = 0; i < known_keys.size(); ++i) hint += (i ? ", " : "") + known_keys[i];
       }
-      // The key's own position: find it again (free_map_entries returned values only).
-      YAML::Node key_node;
-      for (auto it = node.begin(); it != node.end(); ++it) {
-        if (it->first.IsScalar() && it->first.Scalar() == name) key_node = it->first;
-      }
-      error(key_node, child_path(key_path, name), "unknown key `" + name + "`", hint);
+      error(e.key, child_path(key_path, e.name), "unknown key `" + e.name + "`", hint);
       continue;
     }
-    out.emplace_back(name, value);
+    out.emplace_back(std::move(e.name), e.value);
   }
   return out;
 }

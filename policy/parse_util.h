@@ -44,8 +44,17 @@ class NodeReader {
   }
 
  private:
+  struct Entry {
+    std::string name;
+    YAML::Node key;
+    YAML::Node value;
+  };
+  std::vector<Entry> entries(const YAML::Node& node, const std::string& key_path);
+
+  static constexpr size_t kMaxErrors = 100;
   std::string file_;
   std::vector<Diagnostic>& errors_;
+  size_t reported_ = 0;
 };
 
 // Human name of a node's type for messages: "a list", "a mapping", "a string", "nothing".

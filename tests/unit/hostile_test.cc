@@ -68,6 +68,14 @@ TEST(Hostile, ManyNodesAreRefused) {
   EXPECT_NE(std::string::npos, e.find("too many YAML nodes")) << e.substr(0, 200);
 }
 
+TEST(Hostile, ManyUnknownKeysGiveABoundedReport) {
+  std::string many = "version: 1\n";
+  for (int i = 0; i < 20000; ++i) many += "k" + std::to_string(i) + ": 1\n";
+  auto r = load_text(many);
+  ASSERT_EQ(101u, r.errors.size());
+  EXPECT_EQ("test.yaml:102:1: too many errors; the rest of this file is not reported", r.errors.back().format());
+}
+
 TEST(Hostile, BinaryGarbageIsAnError) {
   std::string garbage;
   uint32_t x = 12345;
