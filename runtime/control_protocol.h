@@ -9,7 +9,7 @@
 //                        listeners     strings = protocol per fd ("http" | "socks5"); fds: the listening sockets
 //                        ready         number = Landlock ABI, strings = degradations; fds: the seccomp notify fd
 //                        spawned       id, number = pid (in the sandbox)
-//                        spawn_failed  id, number = errno, message
+//                        spawn_failed  id, number = errno, step ("exec" | "cwd"), message
 //                        exited        id, number = wait status
 #include <cstdint>
 #include <string>

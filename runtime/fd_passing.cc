@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace oishell {
 
@@ -35,9 +36,11 @@ Status send_message(int socket, const std::string& payload, const std::vector<in
 }
 
 Result<Message> receive_message(int socket) {
+  // One uninitialised buffer per thread: zeroing (and faulting in) 192 KiB per message was a measurable part
+  // of the sandbox's start-up.
+  thread_local std::unique_ptr<char[]> buffer(new char[kMaxMessageBytes]);
   Message out;
-  out.payload.resize(kMaxMessageBytes);
-  iovec iov{out.payload.data(), out.payload.size()};
+  iovec iov{buffer.get(), kMaxMessageBytes};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -49,7 +52,7 @@ Result<Message> receive_message(int socket) {
     n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
   } while (n < 0 && errno == EINTR);
   if (n < 0) return Status::from_errno(errno, "recvmsg");
-  out.payload.resize(static_cast<size_t>(n));
+  out.payload.assign(buffer.get(), static_cast<size_t>(n));
   for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
     if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) continue;
     size_t count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);

@@ -105,8 +105,13 @@ class Spawner {
     reply.id = request.id;
     int err = 0;
     pid_t pid = -1;
+    std::string step = "exec";
     if (request.argv.empty() || fds.size() < static_cast<size_t>(kStdioCount)) {
       err = EINVAL;
+    } else if (struct stat st; !request.cwd.empty() && ::stat(request.cwd.c_str(), &st) != 0) {
+      // Checked here because posix_spawn's errno would not say whether chdir or exec failed.
+      err = errno;
+      step = "cwd";
     } else {
       err = start_process(request, fds, &pid);
     }
@@ -118,7 +123,8 @@ class Spawner {
     } else {
       reply.kind = control::Kind::spawn_failed;
       reply.number = err;
-      reply.message = request.argv.empty() ? "empty argv" : request.argv[0];
+      reply.step = step;
+      reply.message = step == "cwd" ? request.cwd : request.argv.empty() ? "empty argv" : request.argv[0];
     }
     (void)send_message(control_, control::encode(reply));
   }

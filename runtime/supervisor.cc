@@ -227,7 +227,7 @@ void SupervisedSandbox::on_control_message() {
       break;
     }
     case control::Kind::spawn_failed:
-      pending_spawns_[m.id] = {true, m.number, m.message};
+      pending_spawns_[m.id] = {true, m.number, m.step == "cwd" ? "cwd" : ""};
       break;
     case control::Kind::exited: {
       if (!live_.count(m.id)) break;
@@ -368,6 +368,10 @@ Result<Spawned> SupervisedSandbox::spawn(const SpawnRequest& request) {
   changed_.wait(lock, [&] { return pending_spawns_[id].done; });
   SpawnReply reply = pending_spawns_[id];
   pending_spawns_.erase(id);
+  if (reply.error && reply.message == "cwd") {
+    // Not the command's fault: no errno in the Status, so that callers do not report "command not found".
+    return Status::error("working directory " + message.cwd + " inside the sandbox: " + errno_text(reply.error));
+  }
   if (reply.error) return Status::from_errno(reply.error, "exec \"" + request.argv[0] + "\"");
   spawned.id = id;
   return spawned;

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Start-up cost of the sandbox: `/bin/true` and `python3 -c pass` under `oishell run` (default profile), under
+# bubblewrap with all namespaces, and bare. The three are run alternately (one of each per round, so that machine
+# load affects them alike); medians and the ratios oishell/bwrap and oishell/bare are printed.
+#
+#   bench/startup/run.sh [-n ROUNDS] [-o OISHELL_BINARY]
+#
+# With `--hyperfine`, hyperfine (if installed) runs the same commands too, for its own statistics (not alternated).
+set -euo pipefail
+top="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+rounds=100
+oishell="$top/build/tools/oishell"
+use_hyperfine=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) rounds="$2"; shift 2 ;;
+    -o) oishell="$2"; shift 2 ;;
+    --hyperfine) use_hyperfine=1; shift ;;
+    *) echo "usage: $0 [-n ROUNDS] [-o OISHELL_BINARY] [--hyperfine]" >&2; exit 2 ;;
+  esac
+done
+[ -x "$oishell" ] || { echo "bench/startup: $oishell not found (build first, or pass -o)" >&2; exit 1; }
+# Debian's python3 (a pyenv python under /root would not be visible inside any sandbox).
+python=/usr/bin/python3
+workspace="$(mktemp -d)"
+trap 'rm -rf "$workspace"' EXIT
+cd "$workspace"
+
+bwrap_prefix=()
+if command -v bwrap >/dev/null; then
+  bwrap_prefix=(bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp)
+fi
+
+echo "oishell: $oishell ($("$oishell" --version)); bwrap: $(command -v bwrap || echo absent); rounds: $rounds"
+echo "kernel $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
+"$python" - "$rounds" "$oishell" "$python" "${bwrap_prefix[@]}" <<'PY'
+import os, statistics, sys, time
+rounds, oishell, python = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+bwrap = sys.argv[4:]
+workloads = {"/bin/true": ["/bin/true"], "python3 -c pass": [python, "-c", "pass"]}
+null = os.open(os.devnull, os.O_RDWR)
+
+def run(argv):
+    start = time.perf_counter_ns()
+    pid = os.posix_spawn(argv[0] if argv[0].startswith("/") else "/usr/bin/" + argv[0], argv, os.environ,
+                         file_actions=[(os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1)])
+    _, status = os.waitpid(pid, 0)
+    elapsed = (time.perf_counter_ns() - start) / 1e6
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"bench/startup: {' '.join(argv)} failed with status {os.waitstatus_to_exitcode(status)}")
+    return elapsed
+
+for name, command in workloads.items():
+    runners = {"oishell": [oishell, "run", "--"] + command, "bare": command}
+    if bwrap:
+        runners["bwrap"] = bwrap + command
+    for argv in runners.values():  # warm the page cache
+        for _ in range(3):
+            run(argv)
+    times = {k: [] for k in runners}
+    for _ in range(rounds):
+        for key, argv in runners.items():
+            times[key].append(run(argv))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    line = f"{name:16s} median ms: " + ", ".join(f"{k} {med[k]:.2f}" for k in runners)
+    line += f"; oishell/bare {med['oishell'] / med['bare']:.2f}"
+    if bwrap:
+        line += f"; oishell/bwrap {med['oishell'] / med['bwrap']:.2f}"
+    print(line)
+PY
+
+if [ "$use_hyperfine" = 1 ] && command -v hyperfine >/dev/null; then
+  hyperfine -N --warmup 3 -r "$rounds" "$oishell run -- /bin/true" "${bwrap_prefix[*]} /bin/true" "/bin/true"
+fi
