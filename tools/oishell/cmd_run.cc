@@ -178,6 +178,8 @@ int run(int argc, char** argv) {
   sigemptyset(&forwarded);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
   ::pthread_sigmask(SIG_BLOCK, &forwarded, nullptr);
+  // A closed --events pipe must not kill oishell (the sandbox's processes start with default dispositions).
+  ::signal(SIGPIPE, SIG_IGN);
 
   TerminalAsker asker;
   SandboxOptions options;
