@@ -1,0 +1,77 @@
+#include "agent/config.h"
+
+namespace oishell::agent {
+
+template <typename T>
+static T pick(const std::optional<T>& flag, const std::optional<T>& profile, T fallback) {
+  if (flag) return *flag;
+  if (profile) return *profile;
+  return fallback;
+}
+
+template <typename T>
+static std::optional<T> pick_opt(const std::optional<T>& flag, const std::optional<T>& profile) {
+  return flag ? flag : profile;
+}
+
+Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) {
+  static const Profile kEmpty;
+  const Profile& p = profile ? *profile : kEmpty;
+  AgentConfig c;
+  c.profile_path = p.path;
+  c.warnings = p.warnings;
+  c.model.model = pick<std::string>(cli.model, p.model, "");
+  c.model.provider = pick<std::string>(cli.provider, p.provider, "");
+  c.model.api_base = pick<std::string>(cli.api_base, p.api_base, "");
+  c.model.api_key = pick<std::string>(cli.api_key, p.api_key, "");
+  c.model.api_key_origin = cli.api_key ? "--api_key" : "the profile's llm.api_key (" + p.path + ")";
+  c.context_window = pick_opt(cli.context_window, p.context_window);
+  c.max_tokens = pick_opt(cli.max_tokens, p.max_tokens);
+  c.temperature = pick_opt(cli.temperature, p.temperature);
+  c.supports_functions = pick(cli.supports_functions, p.supports_functions, true);
+  c.local = cli.local;
+  c.offline = cli.offline || p.offline.value_or(false);
+  c.verbose = cli.verbose || p.verbose.value_or(false);
+  c.plain = cli.plain;
+  c.json = cli.json;
+  c.stdin_prompt = cli.stdin_prompt;
+  c.conversations = cli.conversations;
+  c.custom_instructions = pick<std::string>(cli.custom_instructions, p.custom_instructions, "");
+  c.system_message = pick<std::string>(cli.system_message, p.system_message, "");
+  c.max_output = pick(cli.max_output, p.max_output, 2800);
+  c.max_turns = pick(cli.max_turns, p.max_turns, 0);
+  if (p.languages) c.languages = *p.languages;
+  c.sandbox = pick<std::string>(cli.sandbox, p.sandbox, "openshell");
+  c.policy = pick<std::string>(cli.policy, p.policy, "");
+  c.auto_run = pick(cli.auto_run, p.auto_run, c.sandbox == "openshell");
+  for (size_t i = 0; i < cli.prompt.size(); ++i) c.prompt += (i ? " " : "") + cli.prompt[i];
+
+  if (c.sandbox != "openshell" && c.sandbox != "none") {
+    return Status::error("--sandbox: `" + c.sandbox + "` is not a sandbox (expected openshell or none)");
+  }
+  if (c.max_output <= 0) return Status::error("--max_output must be positive");
+  if (c.max_turns < 0) return Status::error("--max_turns must not be negative");
+  if (c.context_window && *c.context_window <= 0) return Status::error("--context_window must be positive");
+  if (c.max_tokens && *c.max_tokens <= 0) return Status::error("--max_tokens must be positive");
+  return c;
+}
+
+Result<AgentConfig> resolve_config(const CliOptions& cli, const EnvLookup& env) {
+  std::optional<Profile> profile;
+  std::optional<std::string> path;
+  if (cli.profile) {
+    auto found = find_profile(*cli.profile, env);
+    if (!found) return found.status();
+    path = *found;
+  } else {
+    path = default_profile_path(env);
+  }
+  if (path) {
+    auto loaded = load_profile_file(*path);
+    if (!loaded) return loaded.status().with_context("profile");
+    profile = std::move(*loaded);
+  }
+  return merge_config(cli, profile ? &*profile : nullptr);
+}
+
+}  // namespace oishell::agent

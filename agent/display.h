@@ -1,0 +1,51 @@
+#pragma once
+// Everything the user (or an embedding program) sees goes through a Display: the terminal renderer
+// (agent/terminal/terminal_display.h) or the JSON-lines machine mode (agent/terminal/json_display.h).
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace oishell::agent {
+
+enum class NoticeLevel { info, warning, error };
+
+class Display {
+ public:
+  virtual ~Display() = default;
+  // The user's message (echoed in --json so the stream is complete; the terminal already shows what was typed).
+  virtual void user_message(const std::string& text) = 0;
+  // Waiting for the model (a spinner on a terminal); tick() about every 100 ms; stopped by the first output.
+  virtual void waiting(bool on) = 0;
+  virtual void tick() {}
+  // The assistant's answer as it streams: prose, and code blocks.
+  virtual void message_delta(std::string_view text) = 0;
+  virtual void code_begin(const std::string& language) = 0;
+  virtual void code_delta(std::string_view code) = 0;
+  virtual void code_end() = 0;
+  virtual void answer_end() = 0;
+  // A block running in the sandbox.
+  virtual void console_begin() = 0;
+  virtual void console_output(std::string_view stream, std::string_view data) = 0;
+  virtual void active_line(int line) = 0;
+  virtual void image(const std::string& format, const std::string& base64) = 0;
+  virtual void console_end(const nlohmann::json& result) = 0;  // {status, exit_code, duration_ms}
+  // The confirmation request for a block (before the y/n/e question).
+  virtual void confirmation(const std::string& language, const std::string& code) = 0;
+  virtual void notice(NoticeLevel level, const std::string& text) = 0;
+  // Whether the user is a person at a terminal (prompts make sense).
+  virtual bool interactive() const = 0;
+  virtual void flush() = 0;
+};
+
+struct DisplayOptions {
+  bool json = false;
+  bool plain = false;    // no colours, no spinner, no markdown styling
+  bool colour = true;    // decided from NO_COLOR and isatty unless plain
+  bool verbose = false;
+};
+
+std::unique_ptr<Display> make_display(const DisplayOptions& options);
+
+}  // namespace oishell::agent

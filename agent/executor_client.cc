@@ -1,0 +1,357 @@
+#include "agent/executor_client.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "agent/interrupt.h"
+#include "agent/json_util.h"
+#include "agent/subprocess.h"
+
+extern char** environ;
+
+namespace oishell::agent {
+namespace {
+
+using nlohmann::json;
+
+bool is_executable(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+std::string exe_dir() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string path(buf, static_cast<size_t>(n));
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+bool looks_like_file(const std::string& policy) {
+  struct stat st {};
+  return policy.find('/') != std::string::npos || policy.ends_with(".yaml") || policy.ends_with(".yml") ||
+         policy.ends_with(".json") || ::stat(policy.c_str(), &st) == 0;
+}
+
+constexpr size_t kMaxStderr = 16 * 1024;
+
+}  // namespace
+
+std::string_view ask_decision_name(AskDecision d) {
+  switch (d) {
+    case AskDecision::allow_once: return "allow_once";
+    case AskDecision::allow_always: return "allow_always";
+    case AskDecision::deny: return "deny";
+  }
+  return "deny";
+}
+
+std::string find_oishell() {
+  if (const char* env = std::getenv("OISHELL_BIN"); env && *env) return env;
+  std::string dir = exe_dir();
+  if (!dir.empty()) {
+    if (is_executable(dir + "/oishell")) return dir + "/oishell";
+    if (is_executable(dir + "/../oishell")) return dir + "/../oishell";
+  }
+  return "oishell";
+}
+
+std::vector<std::string> SupervisorClient::command_line() const {
+  std::vector<std::string> argv = {options_.oishell_path.empty() ? find_oishell() : options_.oishell_path,
+                                   "supervise", "--sandbox", options_.sandbox};
+  if (!options_.policy.empty()) {
+    argv.push_back(looks_like_file(options_.policy) ? "--policy" : "--profile");
+    argv.push_back(options_.policy);
+  }
+  return argv;
+}
+
+std::string SupervisorClient::description() const {
+  std::string policy = options_.policy.empty() ? "default" : options_.policy;
+  if (options_.sandbox == "none") return "no sandbox: code runs on this host as you (--sandbox none)";
+  return "openshell sandbox, policy " + policy;
+}
+
+Status SupervisorClient::spawn() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    std::string_view name = kv.substr(0, kv.find('='));
+    std::string_view value = kv.find('=') == std::string_view::npos ? "" : kv.substr(kv.find('=') + 1);
+    bool secret = false;
+    for (const auto& v : options_.secret_variables) secret = secret || name == v;
+    for (const auto& v : options_.secret_values) {
+      secret = secret || (v.size() >= 4 && value.find(v) != std::string_view::npos);
+    }
+    if (!secret) env.emplace_back(kv);
+  }
+  auto child = spawn_piped(command_line(), env, /*new_process_group=*/true);
+  if (!child) return child.status().with_context("starting the sandbox supervisor");
+  pid_ = child->pid;
+  to_child_ = std::move(child->stdin_fd);
+  from_child_ = std::move(child->stdout_fd);
+  err_child_ = std::move(child->stderr_fd);
+  return Status::ok();
+}
+
+void SupervisorClient::prestart() {
+  if (pid_ < 0 && !ready_) spawn_error_ = spawn();
+}
+
+Status SupervisorClient::start() {
+  if (ready_) return Status::ok();
+  if (!spawn_error_.is_ok()) return std::exchange(spawn_error_, Status::ok());
+  if (pid_ < 0) OI_TRY(spawn());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.ready_timeout_ms);
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      shutdown();
+      return Status::error("the sandbox supervisor did not become ready within " +
+                           std::to_string(options_.ready_timeout_ms / 1000) + " s");
+    }
+    auto ev = next_event(static_cast<int>(left.count()));
+    if (!ev) return ev.status();
+    if (ev->is_null()) continue;
+    std::string name = ev->value("event", "");
+    if (name == "ready") {
+      ready_ = true;
+      ready_event_ = *ev;
+      languages_.clear();
+      if (auto it = ev->find("languages"); it != ev->end() && it->is_array()) {
+        for (const auto& l : *it) {
+          if (l.is_string()) languages_.push_back(l.get<std::string>());
+          else if (l.is_object() && l.contains("name") && l["name"].is_string()) {
+            languages_.push_back(l["name"].get<std::string>());
+          }
+        }
+      }
+      if (languages_.empty()) languages_ = {"python", "shell"};
+      policy_summary_ = load_policy_summary();
+      return Status::ok();
+    }
+    if (name == "error") return Status::error("the sandbox supervisor: " + ev->value("message", dump_json(*ev)));
+  }
+}
+
+std::string SupervisorClient::load_policy_summary() {
+  for (const char* key : {"policy_summary", "summary", "policy"}) {
+    auto it = ready_event_.find(key);
+    if (it != ready_event_.end() && it->is_string() && !it->get<std::string>().empty()) return it->get<std::string>();
+  }
+  // `oishell explain` describes the policy in words.
+  std::vector<std::string> argv = command_line();
+  std::vector<std::string> explain = {argv[0], "explain"};
+  if (argv.size() > 4) explain.insert(explain.end(), argv.begin() + 4, argv.end());
+  auto out = run_capture(explain, 5000);
+  if (out && out->exit_code == 0 && !out->output.empty()) {
+    std::string text = out->output;
+    if (text.size() > 3000) text = text.substr(0, 3000) + "\n[...]";
+    return text;
+  }
+  return {};
+}
+
+Status SupervisorClient::send(const json& request) {
+  std::string line = dump_json(request) + "\n";
+  size_t off = 0;
+  while (off < line.size()) {
+    ssize_t n = ::write(to_child_.get(), line.data() + off, line.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      return died("sending a request").with_context(errno_text(err));
+    }
+    off += static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+void SupervisorClient::drain_stderr() {
+  if (!err_child_) return;
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::read(err_child_.get(), buf, sizeof buf);
+    if (n <= 0) {
+      if (n == 0) err_child_.reset();
+      return;
+    }
+    err_buf_.append(buf, static_cast<size_t>(n));
+    if (err_buf_.size() > kMaxStderr) err_buf_.erase(0, err_buf_.size() - kMaxStderr);
+  }
+}
+
+Status SupervisorClient::died(const std::string& while_doing) {
+  drain_stderr();
+  int status = 0;
+  std::string how = "exited";
+  if (pid_ > 0) {
+    // Give it a moment to finish exiting, then collect it.
+    for (int i = 0; i < 50; ++i) {
+      pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                                : "was killed by signal " + std::to_string(WTERMSIG(status));
+        pid_ = -1;
+        break;
+      }
+      ::usleep(10000);
+    }
+  }
+  ready_ = false;
+  to_child_.reset();
+  from_child_.reset();
+  std::string msg = "the sandbox supervisor " + how + " while " + while_doing;
+  std::string err = err_buf_;
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  if (!err.empty()) msg += ":\n" + err;
+  err_buf_.clear();
+  return Status::error(msg);
+}
+
+Result<json> SupervisorClient::next_event(int timeout_ms, int interrupt_fd, bool* woken) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+  while (true) {
+    auto nl = in_buf_.find('\n');
+    if (nl != std::string::npos) {
+      std::string line = in_buf_.substr(0, nl);
+      in_buf_.erase(0, nl + 1);
+      if (line.empty()) continue;
+      json ev = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!ev.is_object()) return json::object({{"event", "error"}, {"message", "unreadable event: " + line}});
+      return ev;
+    }
+    if (!from_child_) return died("running");
+    int wait = -1;
+    if (timeout_ms >= 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return json();
+      wait = static_cast<int>(left.count());
+    }
+    pollfd fds[3] = {{from_child_.get(), POLLIN, 0}, {err_child_.get(), POLLIN, 0}, {interrupt_fd, POLLIN, 0}};
+    int r = ::poll(fds, 3, wait);
+    if (r < 0) {
+      if (errno == EINTR) {
+        if (woken) *woken = true;
+        return json();
+      }
+      return Status::from_errno(errno, "poll(supervisor)");
+    }
+    if (fds[2].revents & POLLIN) {
+      if (woken) *woken = true;
+      return json();
+    }
+    if (fds[1].revents & (POLLIN | POLLHUP)) drain_stderr();
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[65536];
+      ssize_t n = ::read(from_child_.get(), buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return died("running");
+      in_buf_.append(buf, static_cast<size_t>(n));
+    }
+  }
+}
+
+Result<ExecResult> SupervisorClient::exec(const std::string& language, const std::string& code,
+                                          ExecObserver& observer) {
+  OI_TRY(start());
+  std::string id = std::to_string(next_id_++);
+  OI_TRY(send({{"op", "exec"}, {"id", id}, {"language", language}, {"code", code}}));
+  ExecResult result;
+  unsigned seen = interrupt::count();
+  while (true) {
+    bool woken = false;
+    auto ev = next_event(-1, interrupt::wake_fd(), &woken);
+    if (!ev) return ev.status();
+    if (woken || interrupt::count() != seen) {
+      interrupt::drain();
+      unsigned now = interrupt::count();
+      if (now != seen) {
+        result.user_interrupts += now - seen;
+        seen = now;
+        OI_TRY(send({{"op", "interrupt"}, {"id", id}}));
+      }
+      if (ev->is_null()) continue;
+    }
+    if (ev->is_null()) continue;
+    const json& e = *ev;
+    std::string name = e.value("event", "");
+    bool ours = !e.contains("id") || !e["id"].is_string() || e["id"].get<std::string>() == id;
+    if (name == "output" && ours) {
+      observer.on_output(e.value("stream", "stdout"), e.value("data", ""));
+    } else if (name == "active_line" && ours) {
+      if (e.contains("line") && e["line"].is_number_integer()) observer.on_active_line(e["line"].get<int>());
+    } else if (name == "image" && ours) {
+      observer.on_image(e.value("format", "png"), e.value("data", ""));
+    } else if (name == "done" && ours) {
+      result.status = e.value("status", "ok");
+      if (e.contains("exit_code") && e["exit_code"].is_number_integer()) result.exit_code = e["exit_code"].get<int>();
+      if (e.contains("duration_ms") && e["duration_ms"].is_number()) {
+        result.duration_ms = e["duration_ms"].get<int64_t>();
+      }
+      return result;
+    } else if (name == "ask" || name == "net.ask") {
+      json ask_id = e.contains("ask_id") ? e["ask_id"] : e.value("id", json());
+      AskDecision d = observer.on_ask(e);
+      if (d == AskDecision::deny) result.asks_denied.push_back(e);
+      OI_TRY(send({{"op", "answer"}, {"ask_id", ask_id}, {"decision", ask_decision_name(d)}}));
+    } else if (name == "denied" || name == "net.denied" || name.ends_with(".denied")) {
+      result.denials.push_back(e);
+      observer.on_notice(e);
+    } else if (name == "limit") {
+      result.limits.push_back(e);
+      observer.on_notice(e);
+    } else if (name == "executor_restarted" || name == "executor_exited") {
+      result.restarts.push_back(e);
+      observer.on_notice(e);
+    } else if (name == "error" && ours && e.contains("id")) {
+      return Status::error("the sandbox refused the block: " + e.value("message", dump_json(e)));
+    }
+  }
+}
+
+Status SupervisorClient::reset(const std::string& language) {
+  if (!ready_) return Status::ok();  // nothing to reset yet
+  return send({{"op", "reset"}, {"language", language}});
+}
+
+void SupervisorClient::shutdown() {
+  if (pid_ < 0) return;
+  if (to_child_) {
+    (void)send({{"op", "shutdown"}});
+    to_child_.reset();  // EOF on its stdin as well
+  }
+  // Wait briefly for a clean exit (it tears down the sandbox), then insist.
+  int status = 0;
+  for (int i = 0; i < 300; ++i) {
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      break;
+    }
+    ::usleep(10000);
+  }
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 100 && ::waitpid(pid_, &status, WNOHANG) != pid_; ++i) ::usleep(10000);
+    if (::waitpid(pid_, &status, WNOHANG) == 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+    }
+    pid_ = -1;
+  }
+  from_child_.reset();
+  err_child_.reset();
+  ready_ = false;
+}
+
+}  // namespace oishell::agent

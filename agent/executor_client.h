@@ -1,0 +1,72 @@
+#pragma once
+// SupervisorClient: the Executor that runs `oishell supervise` as a child and speaks its JSON-lines protocol
+// (docs/protocol.md) over the child's stdin/stdout. Requests: exec, interrupt, input, reset, answer, shutdown.
+// Events: ready, output, active_line, image, done, denied (and net.denied), ask (net.ask), limit,
+// executor_restarted, error.
+//
+// The child gets the agent's environment minus the model's API key (the key's variable and any variable holding
+// the key), runs in its own process group (a terminal's Ctrl-C reaches the agent, which sends `interrupt`), and dies
+// with the agent (PR_SET_PDEATHSIG). The supervisor's stderr is collected and shown when it fails.
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "agent/executor.h"
+#include "base/unique_fd.h"
+
+namespace oishell::agent {
+
+struct SupervisorOptions {
+  std::string oishell_path;           // empty: find_oishell()
+  std::string sandbox = "openshell";  // openshell | none
+  std::string policy;                 // a policy file, or a built-in profile name; empty: the default profile
+  std::vector<std::string> secret_variables;  // environment variables never passed on
+  std::vector<std::string> secret_values;     // values never passed on (in any variable)
+  int ready_timeout_ms = 60000;
+};
+
+// The `oishell` binary: $OISHELL_BIN; next to this executable (installed layout); ../oishell (build tree:
+// build/tools/interpreter/interpreter beside build/tools/oishell); else `oishell` on PATH.
+std::string find_oishell();
+
+class SupervisorClient final : public Executor {
+ public:
+  explicit SupervisorClient(SupervisorOptions options) : options_(std::move(options)) {}
+  ~SupervisorClient() override { shutdown(); }
+
+  Status start() override;
+  void prestart() override;
+  Result<ExecResult> exec(const std::string& language, const std::string& code, ExecObserver& observer) override;
+  Status reset(const std::string& language) override;
+  std::vector<std::string> languages() const override { return languages_; }
+  std::string policy_summary() const override { return policy_summary_; }
+  std::string description() const override;
+  void shutdown() override;
+
+  // The argv used to start the supervisor (for --verbose and tests).
+  std::vector<std::string> command_line() const;
+
+ private:
+  Status spawn();
+  Status send(const nlohmann::json& request);
+  // Waits up to timeout_ms (-1: forever) for the next event; nullopt-like empty json on timeout.
+  // `interrupt_fd` (>= 0) wakes the wait: *woken is set.
+  Result<nlohmann::json> next_event(int timeout_ms, int interrupt_fd = -1, bool* woken = nullptr);
+  Status died(const std::string& while_doing);
+  void drain_stderr();
+  std::string load_policy_summary();
+
+  SupervisorOptions options_;
+  pid_t pid_ = -1;
+  UniqueFd to_child_, from_child_, err_child_;
+  std::string in_buf_, err_buf_;
+  bool ready_ = false;
+  std::vector<std::string> languages_;
+  std::string policy_summary_;
+  nlohmann::json ready_event_;
+  uint64_t next_id_ = 1;
+  Status spawn_error_;
+};
+
+}  // namespace oishell::agent

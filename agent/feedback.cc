@@ -1,0 +1,80 @@
+#include "agent/feedback.h"
+
+#include "agent/json_util.h"
+
+namespace oishell::agent {
+
+void OutputTail::add(std::string_view data) {
+  total_ += data.size();
+  tail_.append(data);
+  size_t cap = std::max<size_t>(keep_ * 2, 64 * 1024);
+  if (tail_.size() > cap) tail_.erase(0, tail_.size() - keep_);
+}
+
+std::string describe_event(const nlohmann::json& e) {
+  auto str = [&e](const char* key) -> std::string {
+    auto it = e.find(key);
+    if (it == e.end() || it->is_null()) return {};
+    return it->is_string() ? it->get<std::string>() : dump_json(*it);
+  };
+  std::string name = str("event");
+  if (name == "net.denied" || (!str("host").empty() && name.find("denied") != std::string::npos)) {
+    std::string where = str("host") + (str("port").empty() ? "" : ":" + str("port"));
+    std::string why = str("reason").empty() ? str("rule") : str("reason");
+    return "network access to " + where + " was denied by the sandbox" + (why.empty() ? "" : " (" + why + ")");
+  }
+  if (name == "denied") {
+    std::string what = str("syscall").empty() ? str("what") : str("syscall");
+    if (what.empty()) what = str("path");
+    std::string set = str("set");
+    std::string detail = str("reason").empty() ? str("message") : str("reason");
+    std::string line = "the sandbox denied " + (what.empty() ? std::string("an action") : what);
+    if (!set.empty()) line += " (" + set + ")";
+    if (!detail.empty()) line += ": " + detail;
+    return line;
+  }
+  if (name == "limit") {
+    return "a sandbox limit was reached: " + str("kind") + (str("reason").empty() ? "" : " (" + str("reason") + ")");
+  }
+  if (name == "executor_restarted" || name == "executor_exited") {
+    std::string lang = str("language");
+    std::string why = str("reason");
+    return "the " + (lang.empty() ? std::string("language") : lang) +
+           " session was restarted" + (why.empty() ? "" : " (" + why + ")") + "; its variables were lost";
+  }
+  if (name == "ask" || name == "net.ask") {
+    return "network access to " + str("host") + (str("port").empty() ? "" : ":" + str("port")) +
+           " was refused (the user was not asked or said no)";
+  }
+  return dump_json(e);
+}
+
+std::string format_feedback(const OutputTail& output, const ExecResult& result, size_t max_output) {
+  std::string text;
+  const std::string& tail = output.tail();
+  if (output.total() > max_output) {
+    std::string cut = tail.size() > max_output ? tail.substr(tail.size() - max_output) : tail;
+    text = "[output truncated: showing the last " + std::to_string(max_output) + " of " +
+           std::to_string(output.total()) + " characters]\n" + cut;
+  } else {
+    text = tail;
+  }
+  if (text.empty()) text = "(no output)";
+  if (text.back() != '\n') text.push_back('\n');
+  if (result.status == "ok" || result.status == "error") {
+    text += "[exit status " + std::to_string(result.exit_code) + "]";
+  } else if (result.status == "interrupted") {
+    text += "[interrupted by the user (Ctrl-C)]";
+  } else if (result.status == "timeout") {
+    text += "[stopped: the block ran out of time (the sandbox's wall-time limit)]";
+  } else {
+    text += "[" + result.status + ", exit status " + std::to_string(result.exit_code) + "]";
+  }
+  for (const auto& e : result.denials) text += "\n[" + describe_event(e) + "]";
+  for (const auto& e : result.limits) text += "\n[" + describe_event(e) + "]";
+  for (const auto& e : result.restarts) text += "\n[" + describe_event(e) + "]";
+  for (const auto& e : result.asks_denied) text += "\n[" + describe_event(e) + "]";
+  return text;
+}
+
+}  // namespace oishell::agent

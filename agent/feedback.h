@@ -1,0 +1,29 @@
+#pragma once
+// What the model is told about a block it ran: the last `max_output` characters of its output (marked when cut),
+// the exit status, and what the sandbox did (denials, limits, restarts, refused network asks, Ctrl-C).
+#include <string>
+
+#include "agent/executor.h"
+
+namespace oishell::agent {
+
+// Collects a block's output (stdout and stderr as they interleaved), keeping a bounded tail.
+class OutputTail {
+ public:
+  explicit OutputTail(size_t keep) : keep_(keep) {}
+  void add(std::string_view data);
+  const std::string& tail() const { return tail_; }
+  size_t total() const { return total_; }
+
+ private:
+  size_t keep_;
+  std::string tail_;
+  size_t total_ = 0;
+};
+
+std::string format_feedback(const OutputTail& output, const ExecResult& result, size_t max_output);
+
+// One line about a denied/limit/restart event, for the user and the model.
+std::string describe_event(const nlohmann::json& event);
+
+}  // namespace oishell::agent

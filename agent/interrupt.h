@@ -1,0 +1,15 @@
+#pragma once
+// Ctrl-C for the agent: SIGINT increments a counter and makes a self-pipe readable, so that every wait (the LLM
+// stream, a running block, a confirmation) can poll it. The first Ctrl-C stops what runs; the loop decides what a
+// second one means (back to the prompt).
+namespace oishell::agent::interrupt {
+
+// Installs the SIGINT handler (idempotent). Before install(), count() stays 0 and wake_fd() is -1.
+void install();
+// Readable while SIGINTs are pending; drain() empties it.
+int wake_fd();
+// SIGINTs received since install().
+unsigned count();
+void drain();
+
+}  // namespace oishell::agent::interrupt

@@ -1,0 +1,113 @@
+#include "agent/llm/anthropic_client.h"
+
+#include "agent/json_util.h"
+#include "agent/llm/convert.h"
+#include "agent/llm/provider.h"
+#include "agent/llm/transport.h"
+
+namespace oishell::agent {
+
+using nlohmann::json;
+
+namespace {
+constexpr int kDefaultMaxTokens = 4096;  // the API requires max_tokens
+}
+
+json AnthropicClient::request_body(const std::string& system, const std::vector<Message>& messages) const {
+  json body = {{"model", settings_.model},
+               {"stream", true},
+               {"max_tokens", settings_.max_tokens.value_or(kDefaultMaxTokens)},
+               {"system", system},
+               {"messages", to_anthropic_messages(messages, settings_.supports_functions)}};
+  if (settings_.temperature) body["temperature"] = *settings_.temperature;
+  if (settings_.supports_functions) {
+    body["tools"] = json::array({{{"name", "execute"},
+                                  {"description", kExecuteToolDescription},
+                                  {"input_schema", execute_tool_schema(settings_.languages)}}});
+  }
+  return body;
+}
+
+Status apply_anthropic_event(const std::string& event, const std::string& data, LlmResponse* response,
+                             std::vector<int>* block_to_call, StreamSink& sink) {
+  json j = json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return Status::ok();
+  std::string type = j.value("type", event);
+  if (type == "error") return Status::error("the model's stream reported an error: " + api_error_text(data));
+  if (type == "content_block_start") {
+    size_t index = j.value("index", static_cast<size_t>(0));
+    if (index > 256) return Status::ok();
+    if (block_to_call->size() <= index) block_to_call->resize(index + 1, -1);
+    const json& block = j.contains("content_block") ? j["content_block"] : json::object();
+    if (block.value("type", "") == "tool_use") {
+      ToolCall tc;
+      tc.id = block.value("id", "");
+      tc.name = block.value("name", "");
+      response->tool_calls.push_back(tc);
+      (*block_to_call)[index] = static_cast<int>(response->tool_calls.size() - 1);
+      sink.on_tool_call(response->tool_calls.size() - 1, response->tool_calls.back());
+    } else if (block.value("type", "") == "text") {
+      std::string text = block.value("text", "");
+      if (!text.empty()) {
+        response->text += text;
+        sink.on_text(text);
+      }
+    }
+  } else if (type == "content_block_delta") {
+    size_t index = j.value("index", static_cast<size_t>(0));
+    const json& delta = j.contains("delta") ? j["delta"] : json::object();
+    std::string dtype = delta.value("type", "");
+    if (dtype == "text_delta") {
+      std::string text = delta.value("text", "");
+      response->text += text;
+      if (!text.empty()) sink.on_text(text);
+    } else if (dtype == "input_json_delta" && index < block_to_call->size() && (*block_to_call)[index] >= 0) {
+      size_t call = static_cast<size_t>((*block_to_call)[index]);
+      response->tool_calls[call].arguments += delta.value("partial_json", "");
+      sink.on_tool_call(call, response->tool_calls[call]);
+    }
+  } else if (type == "message_delta") {
+    if (j.contains("delta") && j["delta"].is_object()) {
+      std::string reason = j["delta"].value("stop_reason", "");
+      if (!reason.empty()) response->stop_reason = reason;
+    }
+  } else if (type == "message_stop") {
+    response->complete = true;
+  }
+  return Status::ok();
+}
+
+Result<LlmResponse> AnthropicClient::complete(const std::string& system, const std::vector<Message>& messages,
+                                              StreamSink& sink) {
+  SseCall call;
+  call.url = join_endpoint(settings_.api_base, "/messages");
+  call.headers = {"Content-Type: application/json", "Accept: text/event-stream", "anthropic-version: 2023-06-01"};
+  if (!settings_.api_key.empty()) call.headers.push_back("x-api-key: " + settings_.api_key);
+  call.body = dump_json(request_body(system, messages));
+
+  LlmResponse response;
+  std::vector<int> block_to_call;
+  Status stream_error;
+  auto outcome = stream_sse(settings_, call, sink, [&](const SseEvent& ev) {
+    if (!stream_error.is_ok()) return;
+    try {
+      stream_error = apply_anthropic_event(ev.event, ev.data, &response, &block_to_call, sink);
+    } catch (const nlohmann::json::exception& e) {  // a chunk of unexpected shape: reported, the rest kept
+      stream_error = Status::error(std::string("malformed chunk from the model's API: ") + e.what());
+    }
+  });
+  if (!outcome) return outcome.status();
+  if (!stream_error.is_ok()) {
+    if (response.text.empty() && response.tool_calls.empty()) return stream_error;
+    response.complete = false;
+    response.cut_reason = stream_error.message();
+  }
+  response.cancelled = outcome->cancelled;
+  if (!outcome->cut_reason.empty()) response.cut_reason = outcome->cut_reason;
+  if (!response.complete && response.cut_reason.empty() && !response.cancelled) {
+    response.cut_reason = "the connection closed before the answer was complete";
+  }
+  return response;
+}
+
+}  // namespace oishell::agent

@@ -1,0 +1,83 @@
+#pragma once
+// The model side of the agent: settings that say which API to talk to, a streaming client interface, and the
+// OpenAI-compatible and Anthropic implementations behind it (make_client()).
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/message.h"
+#include "base/status.h"
+
+namespace oishell::agent {
+
+enum class Provider { openai, anthropic, ollama };
+std::string_view provider_name(Provider p);  // "openai", "anthropic", "ollama"
+
+struct LlmSettings {
+  Provider provider = Provider::openai;
+  std::string model;          // as the API wants it (prefixes like "anthropic/" removed)
+  std::string api_base;       // e.g. "https://api.openai.com/v1"
+  std::string api_key;        // may be empty (local servers)
+  std::string key_source;     // where the key came from, for error messages ("OPENAI_API_KEY", "--api_key")
+  std::string key_variable;   // the variable the provider's key is read from ("OPENAI_API_KEY")
+  std::optional<double> temperature;
+  std::optional<int> max_tokens;
+  bool supports_functions = true;
+  std::vector<std::string> languages = {"python", "shell", "javascript"};  // the execute tool's enum
+  int max_retries = 4;         // for 429, 5xx and network errors before any byte arrived
+  long retry_base_ms = 1000;   // doubles each retry; Retry-After wins when the server sends it
+  long connect_timeout_ms = 10000;
+  long idle_timeout_s = 300;
+};
+
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // JSON text as the model wrote it (may be broken; code_extract repairs it)
+};
+
+struct LlmResponse {
+  std::string text;
+  std::vector<ToolCall> tool_calls;
+  std::string stop_reason;   // "stop", "tool_calls", "end_turn", "length", ...
+  bool complete = false;     // the stream ended properly ([DONE], message_stop, finish_reason)
+  bool cancelled = false;    // Ctrl-C
+  std::string cut_reason;    // why an incomplete stream ended ("connection closed", curl's message)
+};
+
+// What the client reports while the answer streams in.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  virtual void on_text(std::string_view delta) = 0;
+  // A tool call began (index in the response), and its arguments so far (the whole text, not a delta).
+  virtual void on_tool_call(size_t index, const ToolCall& call_so_far) = 0;
+  virtual void on_tick() {}
+  virtual void on_retry(const std::string& why, long delay_ms) = 0;
+  // Ctrl-C: return true to abort the stream.
+  virtual bool cancelled() { return false; }
+  virtual int cancel_fd() { return -1; }
+};
+
+class LlmClient {
+ public:
+  virtual ~LlmClient() = default;
+  // Streams one answer to `messages` (the conversation in Open Interpreter's form) after `system`.
+  // An error is returned only when nothing usable arrived; a stream cut halfway returns what arrived with
+  // complete=false.
+  virtual Result<LlmResponse> complete(const std::string& system, const std::vector<Message>& messages,
+                                       StreamSink& sink) = 0;
+  const LlmSettings& settings() const { return settings_; }
+  // The execute tool's language enum, once the sandbox has said what it runs.
+  void set_languages(std::vector<std::string> languages) { settings_.languages = std::move(languages); }
+
+ protected:
+  explicit LlmClient(LlmSettings settings) : settings_(std::move(settings)) {}
+  LlmSettings settings_;
+};
+
+std::unique_ptr<LlmClient> make_client(const LlmSettings& settings);
+
+}  // namespace oishell::agent

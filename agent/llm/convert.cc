@@ -1,0 +1,174 @@
+#include "agent/llm/convert.h"
+
+#include <deque>
+
+#include "agent/json_util.h"
+
+namespace oishell::agent {
+namespace {
+
+using nlohmann::json;
+
+std::string fenced(const Message& m) { return "```" + m.format + "\n" + m.content + "\n```"; }
+
+std::string non_empty(const std::string& s, const char* fallback) { return s.empty() ? fallback : s; }
+
+// Assigns ids to tool calls that have none, and pairs outputs with the call they answer.
+class CallIds {
+ public:
+  std::string open(const Message& code) {
+    std::string id = code.call_id.empty() ? "call_" + std::to_string(++generated_) : code.call_id;
+    pending_.push_back(id);
+    return id;
+  }
+  // The call an output answers: its own id when it is pending, else the oldest pending one.
+  bool answer(const Message& console, std::string* id) {
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+      if (!console.call_id.empty() && *it == console.call_id) {
+        *id = *it;
+        pending_.erase(it);
+        return true;
+      }
+    }
+    if (pending_.empty()) return false;
+    *id = pending_.front();
+    pending_.pop_front();
+    return true;
+  }
+  std::deque<std::string> take_pending() { return std::exchange(pending_, {}); }
+  bool has_pending() const { return !pending_.empty(); }
+
+ private:
+  std::deque<std::string> pending_;
+  int generated_ = 0;
+};
+
+constexpr const char* kNotRun = "The code was not run.";
+
+}  // namespace
+
+const char* const kExecuteToolDescription =
+    "Executes code in a persistent sandboxed environment on the user's machine and returns the output. "
+    "Variables and the working directory persist between calls of the same language.";
+
+json execute_tool_schema(const std::vector<std::string>& languages) {
+  return {{"type", "object"},
+          {"properties",
+           {{"language",
+             {{"type", "string"},
+              {"description", "The programming language (required parameter to the `execute` function)"},
+              {"enum", languages}}},
+            {"code", {{"type", "string"}, {"description", "The code to execute (required)"}}}}},
+          {"required", {"language", "code"}}};
+}
+
+std::string output_as_user_text(const std::string& output) {
+  return "The code above was executed. Its output:\n```\n" + non_empty(output, "(no output)") + "\n```";
+}
+
+json to_openai_messages(const std::string& system, const std::vector<Message>& messages, bool use_tools) {
+  json out = json::array();
+  out.push_back({{"role", "system"}, {"content", system}});
+  CallIds ids;
+  auto close_pending = [&] {
+    for (const auto& id : ids.take_pending()) {
+      out.push_back({{"role", "tool"}, {"tool_call_id", id}, {"content", kNotRun}});
+    }
+  };
+  for (const Message& m : messages) {
+    if (m.role == "assistant" && m.type == "code" && use_tools) {
+      json call = {{"id", ""}, {"type", "function"},
+                   {"function", {{"name", "execute"},
+                                 {"arguments", dump_json(json{{"language", m.format}, {"code", m.content}})}}}};
+      // Parallel calls join the assistant message right before them (nothing answered it yet).
+      if (out.back()["role"] != "assistant") {
+        close_pending();
+        out.push_back({{"role", "assistant"}, {"content", nullptr}});
+      }
+      call["id"] = ids.open(m);
+      out.back()["tool_calls"].push_back(std::move(call));
+      continue;
+    }
+    if (m.role == "computer" && m.type == "console" && use_tools) {
+      std::string id;
+      if (ids.answer(m, &id)) {
+        out.push_back({{"role", "tool"}, {"tool_call_id", id}, {"content", non_empty(m.content, "(no output)")}});
+        continue;
+      }
+    }
+    close_pending();
+    if (m.role == "user" && m.type == "message") {
+      out.push_back({{"role", "user"}, {"content", m.content}});
+    } else if (m.role == "assistant") {
+      std::string text = m.type == "code" ? fenced(m) : m.content;
+      if (text.empty()) continue;
+      if (!out.empty() && out.back()["role"] == "assistant" && !out.back().contains("tool_calls") &&
+          out.back()["content"].is_string()) {
+        out.back()["content"] = out.back()["content"].get<std::string>() + "\n\n" + text;
+      } else {
+        out.push_back({{"role", "assistant"}, {"content", text}});
+      }
+    } else if (m.role == "computer" && m.type == "console") {
+      out.push_back({{"role", "user"}, {"content", output_as_user_text(m.content)}});
+    } else if (m.role == "computer" && m.type == "image") {
+      out.push_back({{"role", "user"}, {"content", "(The code displayed an image, shown to the user.)"}});
+    }
+  }
+  close_pending();
+  return out;
+}
+
+json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools) {
+  json out = json::array();
+  auto add_block = [&out](const char* role, json block) {
+    if (out.empty() || out.back()["role"] != role) out.push_back({{"role", role}, {"content", json::array()}});
+    out.back()["content"].push_back(std::move(block));
+  };
+  CallIds ids;
+  auto close_pending = [&] {
+    for (const auto& id : ids.take_pending()) {
+      add_block("user", {{"type", "tool_result"}, {"tool_use_id", id}, {"content", kNotRun}});
+    }
+  };
+  for (const Message& m : messages) {
+    if (m.role == "assistant" && m.type == "code" && use_tools) {
+      if (ids.has_pending() && (out.empty() || out.back()["role"] != "assistant")) close_pending();
+      std::string id = ids.open(m);
+      add_block("assistant", {{"type", "tool_use"}, {"id", id}, {"name", "execute"},
+                              {"input", {{"language", m.format}, {"code", m.content}}}});
+      continue;
+    }
+    if (m.role == "computer" && m.type == "console" && use_tools) {
+      std::string id;
+      if (ids.answer(m, &id)) {
+        add_block("user", {{"type", "tool_result"}, {"tool_use_id", id},
+                           {"content", non_empty(m.content, "(no output)")}});
+        continue;
+      }
+    }
+    if (m.role == "assistant" && ids.has_pending()) close_pending();
+    std::string text;
+    const char* role = "user";
+    if (m.role == "user" && m.type == "message") {
+      text = m.content;
+    } else if (m.role == "assistant") {
+      role = "assistant";
+      text = m.type == "code" ? fenced(m) : m.content;
+    } else if (m.role == "computer" && m.type == "console") {
+      text = output_as_user_text(m.content);
+    } else if (m.role == "computer" && m.type == "image") {
+      text = "(The code displayed an image, shown to the user.)";
+    }
+    if (text.empty()) continue;
+    if (std::string(role) == "user") close_pending();
+    add_block(role, {{"type", "text"}, {"text", text}});
+  }
+  close_pending();
+  if (!out.empty() && out.front()["role"] != "user") {
+    out.insert(out.begin(), json{{"role", "user"},
+                                 {"content", json::array({{{"type", "text"}, {"text", "(earlier messages trimmed)"}}})}});
+  }
+  return out;
+}
+
+}  // namespace oishell::agent

@@ -1,0 +1,26 @@
+#pragma once
+// The conversation in Open Interpreter's form -> the request bodies of the two wire formats. Code becomes an
+// `execute` tool call when tools are used (each answered by its output, synthesised when missing so the APIs
+// accept the history), or a fenced block in the assistant's text otherwise.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/message.h"
+
+namespace oishell::agent {
+
+// The `execute(language, code)` tool's JSON schema (parameters / input_schema).
+nlohmann::json execute_tool_schema(const std::vector<std::string>& languages);
+extern const char* const kExecuteToolDescription;
+
+// "messages" of a chat-completions request, system prompt first.
+nlohmann::json to_openai_messages(const std::string& system, const std::vector<Message>& messages, bool use_tools);
+// "messages" of an Anthropic Messages request (the system prompt goes in its own field).
+nlohmann::json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools);
+
+// How code output is put to a model that has no tools.
+std::string output_as_user_text(const std::string& output);
+
+}  // namespace oishell::agent

@@ -1,0 +1,104 @@
+#include "agent/llm/openai_client.h"
+
+#include "agent/json_util.h"
+#include "agent/llm/convert.h"
+#include "agent/llm/provider.h"
+#include "agent/llm/transport.h"
+
+namespace oishell::agent {
+
+using nlohmann::json;
+
+json OpenAiClient::request_body(const std::string& system, const std::vector<Message>& messages) const {
+  json body = {{"model", settings_.model},
+               {"stream", true},
+               {"messages", to_openai_messages(system, messages, settings_.supports_functions)}};
+  if (settings_.temperature) body["temperature"] = *settings_.temperature;
+  if (settings_.max_tokens) body["max_tokens"] = *settings_.max_tokens;
+  if (settings_.supports_functions) {
+    body["tools"] = json::array({{{"type", "function"},
+                                  {"function", {{"name", "execute"},
+                                                {"description", kExecuteToolDescription},
+                                                {"parameters", execute_tool_schema(settings_.languages)}}}}});
+  }
+  return body;
+}
+
+Status apply_openai_chunk(const std::string& data, LlmResponse* response, StreamSink& sink) {
+  if (data == "[DONE]") {
+    response->complete = true;
+    return Status::ok();
+  }
+  json chunk = json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (!chunk.is_object()) return Status::ok();  // not JSON: tolerated (some gateways send keep-alive text)
+  if (auto err = chunk.find("error"); err != chunk.end() && !err->is_null()) {
+    return Status::error("the model's stream reported an error: " + api_error_text(dump_json(chunk)));
+  }
+  auto choices = chunk.find("choices");
+  if (choices == chunk.end() || !choices->is_array() || choices->empty()) return Status::ok();
+  const json& choice = (*choices)[0];
+  if (auto delta = choice.find("delta"); delta != choice.end() && delta->is_object()) {
+    if (auto c = delta->find("content"); c != delta->end() && c->is_string()) {
+      const auto& text = c->get_ref<const std::string&>();
+      if (!text.empty()) {
+        response->text += text;
+        sink.on_text(text);
+      }
+    }
+    if (auto calls = delta->find("tool_calls"); calls != delta->end() && calls->is_array()) {
+      for (const json& call : *calls) {
+        size_t index = call.value("index", static_cast<size_t>(0));
+        if (index > 64) continue;
+        if (response->tool_calls.size() <= index) response->tool_calls.resize(index + 1);
+        ToolCall& tc = response->tool_calls[index];
+        if (call.contains("id") && call["id"].is_string()) tc.id = call["id"].get<std::string>();
+        if (auto fn = call.find("function"); fn != call.end() && fn->is_object()) {
+          if (fn->contains("name") && (*fn)["name"].is_string()) tc.name += (*fn)["name"].get<std::string>();
+          if (fn->contains("arguments") && (*fn)["arguments"].is_string()) {
+            tc.arguments += (*fn)["arguments"].get<std::string>();
+          }
+        }
+        sink.on_tool_call(index, tc);
+      }
+    }
+  }
+  if (auto fr = choice.find("finish_reason"); fr != choice.end() && fr->is_string()) {
+    response->stop_reason = fr->get<std::string>();
+    response->complete = true;
+  }
+  return Status::ok();
+}
+
+Result<LlmResponse> OpenAiClient::complete(const std::string& system, const std::vector<Message>& messages,
+                                           StreamSink& sink) {
+  SseCall call;
+  call.url = join_endpoint(settings_.api_base, "/chat/completions");
+  call.headers = {"Content-Type: application/json", "Accept: text/event-stream"};
+  if (!settings_.api_key.empty()) call.headers.push_back("Authorization: Bearer " + settings_.api_key);
+  call.body = dump_json(request_body(system, messages));
+
+  LlmResponse response;
+  Status stream_error;
+  auto outcome = stream_sse(settings_, call, sink, [&](const SseEvent& ev) {
+    if (!stream_error.is_ok()) return;
+    try {
+      stream_error = apply_openai_chunk(ev.data, &response, sink);
+    } catch (const nlohmann::json::exception& e) {  // a chunk of unexpected shape: reported, the rest kept
+      stream_error = Status::error(std::string("malformed chunk from the model's API: ") + e.what());
+    }
+  });
+  if (!outcome) return outcome.status();
+  if (!stream_error.is_ok()) {
+    if (response.text.empty() && response.tool_calls.empty()) return stream_error;
+    response.complete = false;
+    response.cut_reason = stream_error.message();
+  }
+  response.cancelled = outcome->cancelled;
+  if (!outcome->cut_reason.empty()) response.cut_reason = outcome->cut_reason;
+  if (!response.complete && response.cut_reason.empty() && !response.cancelled) {
+    response.cut_reason = "the connection closed before the answer was complete";
+  }
+  return response;
+}
+
+}  // namespace oishell::agent

@@ -1,0 +1,35 @@
+#pragma once
+// One streaming request to an LLM API with the error handling both wire formats share: retries with backoff on
+// 429, 5xx and network errors (only while no byte of the answer has arrived), Retry-After honoured, and clear
+// messages for 401/403 (which key, from where, which provider) and other failures.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agent/llm/client.h"
+#include "agent/llm/sse.h"
+#include "base/status.h"
+
+namespace oishell::agent {
+
+struct SseCall {
+  std::string url;
+  std::vector<std::string> headers;
+  std::string body;
+};
+
+struct SseOutcome {
+  bool cancelled = false;
+  std::string cut_reason;  // non-empty when the transfer failed after data had arrived
+};
+
+// `on_event` receives every SSE event of the (last) attempt.
+Result<SseOutcome> stream_sse(const LlmSettings& settings, const SseCall& call, StreamSink& sink,
+                              const std::function<void(const SseEvent&)>& on_event);
+
+// "OpenAI-compatible API", "Anthropic API", "Ollama".
+std::string provider_display_name(Provider p);
+// The `error.message` of a JSON error body, else the body itself (trimmed, capped).
+std::string api_error_text(const std::string& body);
+
+}  // namespace oishell::agent

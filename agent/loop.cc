@@ -1,0 +1,311 @@
+#include "agent/loop.h"
+
+#include "agent/code_extract.h"
+#include "agent/editor.h"
+#include "agent/context.h"
+#include "agent/interrupt.h"
+#include "agent/llm/provider.h"
+#include "agent/magic.h"
+#include "agent/partial_json.h"
+#include "agent/stream_splitter.h"
+#include "agent/system_prompt.h"
+
+namespace oishell::agent {
+namespace {
+
+// Shows the answer as it streams: prose and fenced code through the splitter, tool-call code as it is decoded.
+class LoopSink final : public StreamSink {
+ public:
+  LoopSink(Display& display, unsigned interrupts_at_start)
+      : display_(display),
+        start_(interrupts_at_start),
+        splitter_({[this](std::string_view t) { display_.message_delta(t); },
+                   [this](const std::string& lang) { display_.code_begin(canonical_language(lang)); },
+                   [this](std::string_view c) { display_.code_delta(c); }, [this] { display_.code_end(); }}) {}
+
+  void on_text(std::string_view delta) override {
+    first_output();
+    close_tool_code();
+    splitter_.feed(delta);
+  }
+  void on_tool_call(size_t index, const ToolCall& call) override {
+    first_output();
+    if (!tool_open_ || index != tool_index_) {
+      close_tool_code();
+      splitter_.finish();
+      tool_index_ = index;
+      shown_ = 0;
+    }
+    auto code = partial_json_string(call.arguments, "code");
+    if (!code) {
+      std::string args = call.arguments;
+      size_t first = args.find_first_not_of(" \t\r\n");
+      if (first == std::string::npos || args[first] == '{') return;  // JSON whose code has not started
+      code = args;  // a tool whose arguments are the code itself
+    }
+    if (!tool_open_) {
+      auto lang = partial_json_string(call.arguments, "language");
+      display_.code_begin(canonical_language(lang ? *lang : call.name == "execute" ? "" : call.name));
+      tool_open_ = true;
+    }
+    if (code->size() > shown_) {
+      display_.code_delta(std::string_view(*code).substr(shown_));
+      shown_ = code->size();
+    }
+  }
+  void on_tick() override { display_.tick(); }
+  void on_retry(const std::string& why, long delay_ms) override {
+    display_.waiting(false);
+    display_.notice(NoticeLevel::warning,
+                    why + " — retrying in " + std::to_string((delay_ms + 500) / 1000) + " s");
+    display_.waiting(true);
+  }
+  bool cancelled() override { return interrupt::count() != start_; }
+  int cancel_fd() override { return interrupt::wake_fd(); }
+
+  void finish() {
+    first_output();
+    close_tool_code();
+    splitter_.finish();
+    display_.answer_end();
+  }
+
+ private:
+  void first_output() {
+    if (started_) return;
+    started_ = true;
+    display_.waiting(false);
+  }
+  void close_tool_code() {
+    if (!tool_open_) return;
+    tool_open_ = false;
+    display_.code_end();
+  }
+
+  Display& display_;
+  unsigned start_;
+  StreamSplitter splitter_;
+  bool started_ = false;
+  bool tool_open_ = false;
+  size_t tool_index_ = 0;
+  size_t shown_ = 0;
+};
+
+}  // namespace
+
+Agent::Agent(AgentParts parts) : parts_(std::move(parts)), messages_(std::move(parts_.history)) {}
+
+std::vector<std::string> Agent::languages() {
+  std::vector<std::string> available = parts_.executor->languages();
+  if (available.empty()) available = {"python", "shell"};
+  if (parts_.config.languages.empty()) return available;
+  std::vector<std::string> chosen;  // the profile's computer.languages, as far as the sandbox has them
+  for (const auto& l : parts_.config.languages) {
+    std::string c = canonical_language(l);
+    for (const auto& a : available) {
+      if (a == c) chosen.push_back(c);
+    }
+  }
+  return chosen.empty() ? available : chosen;
+}
+
+std::string Agent::system_prompt() {
+  PromptInputs in;
+  in.facts = HostFacts::collect();
+  in.languages = languages();
+  in.tools = parts_.config.supports_functions;
+  in.sandbox_description = parts_.executor->description();
+  in.policy_summary = parts_.executor->policy_summary();
+  in.system_message = parts_.config.system_message;
+  in.custom_instructions = parts_.config.custom_instructions;
+  return build_system_prompt(in);
+}
+
+void Agent::save() {
+  if (!parts_.store) return;
+  Status s = parts_.store->save(messages_);
+  if (!s.is_ok() && !save_warned_) {
+    save_warned_ = true;
+    parts_.display->notice(NoticeLevel::warning, "the conversation is not being saved: " + s.message());
+  }
+}
+
+void Agent::append(Message m) {
+  messages_.push_back(std::move(m));
+  save();
+}
+
+void Agent::show_no_model_help() {
+  parts_.display->notice(
+      NoticeLevel::info,
+      "No language model is configured, so there is nobody to answer yet. Configure one with any of:\n"
+      "  interpreter --model gpt-4o                      (and OPENAI_API_KEY in the environment)\n"
+      "  interpreter --model claude-sonnet-4-5           (and ANTHROPIC_API_KEY)\n"
+      "  interpreter --model ollama/llama3.1             (a local Ollama on port 11434; no key)\n"
+      "  interpreter --api_base http://localhost:8080/v1 --model local   (llama.cpp, LM Studio, vLLM...)\n"
+      "  interpreter --local                             (find a local server)\n"
+      "or put `llm: {model: ..., api_key: ..., api_base: ...}` in a profile (" +
+          std::string("~/.config/open-interpreter/profiles/default.yaml") +
+          ").\n"
+          "Meanwhile `%% <command>` runs a shell command in the sandbox, and %help lists the other commands.");
+}
+
+Agent::Confirm Agent::confirm(Message* code) {
+  if (parts_.config.auto_run) return Confirm::run;
+  parts_.display->confirmation(code->format, code->content);
+  while (true) {
+    bool interrupted = false;
+    auto answer = parts_.input->ask("  Would you like to run this code? (y/n/e) ", &interrupted);
+    if (interrupted) return Confirm::stop;
+    if (!answer) {
+      parts_.display->notice(NoticeLevel::warning,
+                             "Not run: nobody at a terminal to confirm it (run with -y to run code without asking).");
+      return Confirm::skip;
+    }
+    std::string a = *answer;
+    while (!a.empty() && std::isspace(static_cast<unsigned char>(a.back()))) a.pop_back();
+    if (a == "y" || a == "Y" || a == "yes") return Confirm::run;
+    if (a == "n" || a == "N" || a == "no") return Confirm::skip;
+    if (a == "e" || a == "E") {
+      if (auto edited = edit_in_editor(code->content, code->format, *parts_.display)) {
+        code->content = *edited;
+        parts_.display->code_begin(code->format);
+        parts_.display->code_delta(code->content);
+        parts_.display->code_end();
+        return Confirm::run;
+      }
+      continue;
+    }
+  }
+}
+
+TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
+  *ran_code = false;
+  Display& d = *parts_.display;
+  if (Status s = parts_.executor->start(); !s.is_ok()) {
+    d.notice(NoticeLevel::error, s.message());
+    return TurnEnd::error;
+  }
+  parts_.llm->set_languages(languages());
+  std::string system = system_prompt();
+  const LlmSettings& s = parts_.llm->settings();
+  size_t window = parts_.config.context_window ? static_cast<size_t>(*parts_.config.context_window)
+                                               : static_cast<size_t>(default_context_window(s.provider, s.model));
+  size_t reserve = parts_.config.max_tokens ? static_cast<size_t>(*parts_.config.max_tokens)
+                                            : std::min<size_t>(4096, window / 4);
+  Trimmed trimmed = trim_to_window(system, messages_, window, reserve);
+  if ((trimmed.dropped > 0 || trimmed.cut_last) && parts_.config.verbose) {
+    d.notice(NoticeLevel::info, "context: left out the " + std::to_string(trimmed.dropped) +
+                                    " oldest messages to fit the context window of " + std::to_string(window) +
+                                    " tokens");
+  }
+  LoopSink sink(d, interrupts_at_start);
+  d.waiting(true);
+  auto response = parts_.llm->complete(system, trimmed.messages, sink);
+  sink.finish();
+  if (!response) {
+    d.notice(NoticeLevel::error, response.status().message());
+    return TurnEnd::error;
+  }
+  Extraction ex = extract_answer(*response, languages());
+  if (parts_.config.verbose) {
+    for (const auto& r : ex.repairs) d.notice(NoticeLevel::info, "repaired: " + r);
+  }
+  if (response->cancelled) {
+    for (auto& part : ex.parts) {
+      if (part.message.type == "message") append(part.message);
+    }
+    d.notice(NoticeLevel::warning, "Stopped (Ctrl-C).");
+    return TurnEnd::interrupted;
+  }
+  if (!response->complete) {
+    // What arrived is kept; incomplete code is not run.
+    for (auto& part : ex.parts) append(part.message);
+    d.notice(NoticeLevel::error, "The model's answer was cut off (" + response->cut_reason +
+                                     "). What arrived is kept; its code was not run.");
+    return TurnEnd::error;
+  }
+  bool stop = false;
+  for (size_t i = 0; i < ex.parts.size(); ++i) {
+    AnswerPart& part = ex.parts[i];
+    if (part.message.type != "code") {
+      append(part.message);
+      continue;
+    }
+    *ran_code = true;
+    std::string call_id = part.message.call_id;
+    if (stop) {
+      append(part.message);
+      append(Message::console("Not run: an earlier block in this answer was stopped.", call_id));
+      continue;
+    }
+    if (!part.problem.empty()) {
+      append(part.message);
+      d.notice(NoticeLevel::warning, part.problem);
+      append(Message::console(part.problem, call_id));
+      continue;
+    }
+    Confirm c = confirm(&part.message);
+    append(part.message);
+    if (c == Confirm::stop) {
+      append(Message::console("The user stopped before this code ran.", call_id));
+      return TurnEnd::interrupted;
+    }
+    if (c == Confirm::skip) {
+      append(Message::console("The user chose not to run this code.", call_id));
+      return TurnEnd::declined;
+    }
+    bool stop_turn = false;
+    std::string feedback = run_block(part.message.format, part.message.content, call_id, &stop_turn);
+    append(Message::console(feedback, call_id));
+    if (stop_turn) return TurnEnd::interrupted;
+    if (interrupt::count() != interrupts_at_start) stop = true;  // interrupted: let the model react first
+  }
+  return TurnEnd::done;
+}
+
+TurnEnd Agent::respond(const std::string& user_text) {
+  Display& d = *parts_.display;
+  d.user_message(user_text);
+  if (!parts_.llm) {
+    show_no_model_help();
+    return TurnEnd::no_model;
+  }
+  append(Message::user(user_text));
+  unsigned interrupts_at_start = interrupt::count();
+  for (int turn = 0; parts_.config.max_turns == 0 || turn < parts_.config.max_turns; ++turn) {
+    bool ran_code = false;
+    TurnEnd end = one_model_turn(&ran_code, interrupts_at_start);
+    if (end != TurnEnd::done) return end;
+    if (!ran_code) return TurnEnd::done;
+    // A Ctrl-C stopped a block: the model hears about it once more, then the prompt returns.
+    if (interrupt::count() != interrupts_at_start) {
+      interrupts_at_start = interrupt::count();
+    }
+  }
+  d.notice(NoticeLevel::warning,
+           "Stopped after " + std::to_string(parts_.config.max_turns) + " turns (--max_turns).");
+  return TurnEnd::max_turns;
+}
+
+int Agent::chat() {
+  Display& d = *parts_.display;
+  while (true) {
+    bool interrupted = false;
+    auto line = parts_.input->read_message("> ", &interrupted);
+    if (interrupted) {
+      d.notice(NoticeLevel::info, "");
+      return 0;  // Ctrl-C at the prompt ends the session
+    }
+    if (!line) return 0;
+    std::string text = *line;
+    if (text.empty()) continue;
+    if (text.front() == '%') {
+      handle_magic(*this, text);
+      continue;
+    }
+    respond(text);
+  }
+}
+
+}  // namespace oishell::agent

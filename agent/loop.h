@@ -1,0 +1,69 @@
+#pragma once
+// The agent loop: system prompt -> stream the model's answer -> confirm (unless auto_run) -> run each block in
+// the sandbox with its output shown live -> feed output, exit status and denials back -> until the model answers
+// without code, --max_turns, an error, or Ctrl-C. Ctrl-C while the model streams stops it and returns to the
+// prompt; Ctrl-C while a block runs stops the block (the model is told) and a second returns to the prompt.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/config.h"
+#include "agent/conversation.h"
+#include "agent/display.h"
+#include "agent/executor.h"
+#include "agent/llm/client.h"
+#include "agent/message.h"
+#include "agent/user_input.h"
+
+namespace oishell::agent {
+
+enum class TurnEnd { done, interrupted, error, max_turns, declined, no_model };
+
+struct AgentParts {
+  AgentConfig config;
+  std::unique_ptr<LlmClient> llm;  // null: no model configured (only % commands work)
+  Executor* executor = nullptr;
+  Display* display = nullptr;
+  UserInput* input = nullptr;
+  ConversationStore* store = nullptr;  // null: not saved
+  std::vector<Message> history;        // a resumed conversation
+};
+
+class Agent {
+ public:
+  explicit Agent(AgentParts parts);
+
+  // One user message to the end of the model's work.
+  TurnEnd respond(const std::string& user_text);
+  // The interactive chat until end of input (or Ctrl-C at the prompt). Returns the process exit status.
+  int chat();
+
+  // For magic commands and tests.
+  std::vector<Message>& messages() { return messages_; }
+  AgentConfig& config() { return parts_.config; }
+  Executor& executor() { return *parts_.executor; }
+  Display& display() { return *parts_.display; }
+  UserInput& input() { return *parts_.input; }
+  LlmClient* llm() { return parts_.llm.get(); }
+  ConversationStore* store() { return parts_.store; }
+  std::string system_prompt();
+  std::vector<std::string> languages();
+  void save();
+  void append(Message m);
+  // Runs `code` and shows its output (for `%% cmd`); returns the output fed to the model, were it asked.
+  std::string run_block(const std::string& language, const std::string& code, const std::string& call_id,
+                        bool* stop_turn);
+  // Explains how to configure a model (the screen shown when none is configured).
+  void show_no_model_help();
+
+ private:
+  enum class Confirm { run, skip, stop };
+  Confirm confirm(Message* code);
+  TurnEnd one_model_turn(bool* ran_code, unsigned interrupts_at_start);
+
+  AgentParts parts_;
+  std::vector<Message> messages_;
+  bool save_warned_ = false;
+};
+
+}  // namespace oishell::agent

@@ -1,0 +1,24 @@
+#include "agent/paths.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+namespace oishell::agent {
+
+std::string home_dir(const EnvLookup& env) {
+  if (auto h = env("HOME")) return *h;
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  return "/";
+}
+
+std::string profiles_dir(const EnvLookup& env) {
+  if (auto x = env("XDG_CONFIG_HOME"); x && x->front() == '/') return *x + "/open-interpreter/profiles";
+  return home_dir(env) + "/.config/open-interpreter/profiles";
+}
+
+std::string conversations_dir(const EnvLookup& env) {
+  if (auto x = env("XDG_DATA_HOME"); x && x->front() == '/') return *x + "/open-interpreter/conversations";
+  return home_dir(env) + "/.local/share/open-interpreter/conversations";
+}
+
+}  // namespace oishell::agent

@@ -1,0 +1,15 @@
+#pragma once
+// Where Open Interpreter keeps its files, so the agent shares them with it:
+//   profiles       $XDG_CONFIG_HOME/open-interpreter/profiles  (else ~/.config/open-interpreter/profiles)
+//   conversations  $XDG_DATA_HOME/open-interpreter/conversations (else ~/.local/share/open-interpreter/conversations)
+#include <string>
+
+#include "agent/llm/provider.h"
+
+namespace oishell::agent {
+
+std::string home_dir(const EnvLookup& env);
+std::string profiles_dir(const EnvLookup& env);
+std::string conversations_dir(const EnvLookup& env);
+
+}  // namespace oishell::agent

@@ -1,0 +1,50 @@
+#pragma once
+// The human-facing renderer: streaming markdown, highlighted code blocks, a spinner while the model thinks, live
+// output. With colour off (NO_COLOR, not a terminal, --plain) it prints plain text and ``` fences, for pipes.
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "agent/display.h"
+#include "agent/terminal/highlight.h"
+#include "agent/terminal/markdown.h"
+
+namespace oishell::agent {
+
+class TerminalDisplay final : public Display {
+ public:
+  TerminalDisplay(FILE* out, bool colour, bool spinner, bool interactive, bool verbose);
+  void user_message(const std::string& text) override;
+  void waiting(bool on) override;
+  void tick() override;
+  void message_delta(std::string_view text) override;
+  void code_begin(const std::string& language) override;
+  void code_delta(std::string_view code) override;
+  void code_end() override;
+  void answer_end() override;
+  void console_begin() override;
+  void console_output(std::string_view stream, std::string_view data) override;
+  void active_line(int line) override;
+  void image(const std::string& format, const std::string& base64) override;
+  void console_end(const nlohmann::json& result) override;
+  void confirmation(const std::string& language, const std::string& code) override;
+  void notice(NoticeLevel level, const std::string& text) override;
+  bool interactive() const override { return interactive_; }
+  void flush() override;
+
+ private:
+  void write(std::string_view s);
+  void clear_spinner();
+  void end_line();  // a newline unless the cursor is at a line start
+
+  FILE* out_;
+  bool colour_, spinner_enabled_, interactive_, verbose_;
+  bool spinning_ = false;
+  unsigned frame_ = 0;
+  bool at_line_start_ = true;
+  MarkdownStyler markdown_;
+  std::optional<Highlighter> highlighter_;
+  std::string code_language_;
+};
+
+}  // namespace oishell::agent

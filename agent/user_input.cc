@@ -1,0 +1,80 @@
+#include "agent/user_input.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+namespace oishell::agent {
+
+std::optional<std::string> LineReader::read_line(bool* interrupted) {
+  if (interrupted) *interrupted = false;
+  while (true) {
+    auto nl = buf_.find('\n');
+    if (nl != std::string::npos) {
+      std::string line = buf_.substr(0, nl);
+      buf_.erase(0, nl + 1);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      return line;
+    }
+    if (eof_) {
+      if (buf_.empty()) return std::nullopt;
+      return std::exchange(buf_, std::string());
+    }
+    char chunk[4096];
+    ssize_t n = ::read(fd_, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) {
+        if (interrupted) *interrupted = true;
+        return std::nullopt;
+      }
+      eof_ = true;
+      continue;
+    }
+    if (n == 0) {
+      eof_ = true;
+      continue;
+    }
+    buf_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+TerminalInput::TerminalInput(bool json_mode) : json_mode_(json_mode), stdin_reader_(STDIN_FILENO) {
+  if (::isatty(STDIN_FILENO) == 1) {
+    questions_ = &stdin_reader_;
+  } else {
+    tty_.reset(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
+    if (tty_) {
+      tty_reader_.emplace(tty_.get());
+      questions_ = &*tty_reader_;
+    } else if (json_mode_) {
+      questions_ = &stdin_reader_;
+    }
+  }
+}
+
+void TerminalInput::show(const std::string& prompt) {
+  if (prompt.empty()) return;
+  FILE* out = json_mode_ ? stderr : stdout;
+  if (tty_ && !json_mode_) {
+    [[maybe_unused]] ssize_t n = ::write(tty_.get(), prompt.data(), prompt.size());
+    return;
+  }
+  std::fputs(prompt.c_str(), out);
+  std::fflush(out);
+}
+
+std::optional<std::string> TerminalInput::read_message(const std::string& prompt, bool* interrupted) {
+  if (::isatty(STDIN_FILENO) == 1) show(prompt);
+  return stdin_reader_.read_line(interrupted);
+}
+
+std::optional<std::string> TerminalInput::ask(const std::string& question, bool* interrupted) {
+  if (interrupted) *interrupted = false;
+  if (!questions_) return std::nullopt;
+  show(question);
+  return questions_->read_line(interrupted);
+}
+
+}  // namespace oishell::agent

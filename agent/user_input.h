@@ -1,0 +1,53 @@
+#pragma once
+// Reading what the user types: the chat prompt, y/n/e confirmations and network `ask` answers. Reads are plain
+// read(2) calls, so a Ctrl-C (SIGINT without SA_RESTART) interrupts them and the caller learns about it.
+#include <optional>
+#include <string>
+
+#include "base/unique_fd.h"
+
+namespace oishell::agent {
+
+class UserInput {
+ public:
+  virtual ~UserInput() = default;
+  // The next line of the conversation (stdin). nullopt at end of input, or when Ctrl-C interrupted the read.
+  virtual std::optional<std::string> read_message(const std::string& prompt, bool* interrupted) = 0;
+  // An answer to a question; nullopt when nobody can answer (no terminal) or on Ctrl-C / end of input.
+  virtual std::optional<std::string> ask(const std::string& question, bool* interrupted) = 0;
+  virtual bool can_ask() const = 0;
+};
+
+// Reads lines from a file descriptor, keeping what follows the line for the next read.
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+  std::optional<std::string> read_line(bool* interrupted);
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+  std::string buf_;
+  bool eof_ = false;
+};
+
+// Messages from stdin; questions from the terminal (stdin when it is one, else /dev/tty), else — in --json
+// mode — from stdin, else nobody can answer. Prompts go to stderr in --json mode, stdout otherwise.
+class TerminalInput final : public UserInput {
+ public:
+  explicit TerminalInput(bool json_mode);
+  std::optional<std::string> read_message(const std::string& prompt, bool* interrupted) override;
+  std::optional<std::string> ask(const std::string& question, bool* interrupted) override;
+  bool can_ask() const override { return questions_ != nullptr; }
+
+ private:
+  void show(const std::string& prompt);
+
+  bool json_mode_;
+  LineReader stdin_reader_;
+  UniqueFd tty_;
+  std::optional<LineReader> tty_reader_;
+  LineReader* questions_ = nullptr;
+};
+
+}  // namespace oishell::agent

@@ -1,0 +1,148 @@
+#include "agent/code_extract.h"
+
+#include <gtest/gtest.h>
+
+namespace oishell::agent {
+namespace {
+
+const std::vector<std::string> kLangs = {"python", "shell", "javascript"};
+
+LlmResponse text(std::string t) {
+  LlmResponse r;
+  r.text = std::move(t);
+  r.complete = true;
+  return r;
+}
+
+LlmResponse tool(std::string name, std::string args, std::string pre = "") {
+  LlmResponse r;
+  r.text = std::move(pre);
+  r.tool_calls.push_back({"call_1", std::move(name), std::move(args)});
+  r.complete = true;
+  return r;
+}
+
+std::vector<const AnswerPart*> code_parts(const Extraction& e) {
+  std::vector<const AnswerPart*> out;
+  for (const auto& p : e.parts) {
+    if (p.message.type == "code") out.push_back(&p);
+  }
+  return out;
+}
+
+TEST(CodeExtract, ToolCall) {
+  auto e = extract_answer(tool("execute", R"J({"language": "python", "code": "print(1)"})J", "Plan: print."), kLangs);
+  ASSERT_EQ(2u, e.parts.size());
+  EXPECT_EQ("Plan: print.", e.parts[0].message.content);
+  EXPECT_EQ("python", e.parts[1].message.format);
+  EXPECT_EQ("print(1)", e.parts[1].message.content);
+  EXPECT_EQ("call_1", e.parts[1].message.call_id);
+  EXPECT_TRUE(e.parts[1].problem.empty());
+}
+
+TEST(CodeExtract, FencedBlockWithoutTagIsPython) {
+  auto e = extract_answer(text("Let me look.\n```\nimport os\nprint(os.getcwd())\n```\nDone."), kLangs);
+  auto code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_EQ("python", code[0]->message.format);
+  EXPECT_EQ("import os\nprint(os.getcwd())", code[0]->message.content);
+  EXPECT_EQ("Let me look.", e.parts.front().message.content);
+  EXPECT_EQ("Done.", e.parts.back().message.content);
+}
+
+TEST(CodeExtract, ShellAliasesAndDisplayOnlyBlocks) {
+  auto e = extract_answer(text("```bash\nls\n```\n```text\nnot code\n```"), kLangs);
+  auto code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_EQ("shell", code[0]->message.format);
+  EXPECT_NE(std::string::npos, e.parts.back().message.content.find("not code"));
+}
+
+TEST(CodeExtract, ToolCallPrintedAsJsonText) {
+  auto e = extract_answer(text(R"J({"language": "python", "code": "x = 2\nprint(x)"})J"), kLangs);
+  auto code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_EQ("x = 2\nprint(x)", code[0]->message.content);
+  EXPECT_FALSE(e.repairs.empty());
+  // Also the {"name": "execute", "arguments": "..."} shape, inside a ```json fence.
+  e = extract_answer(
+      text("```json\n{\"name\": \"execute\", \"arguments\": \"{\\\"language\\\": \\\"shell\\\", \\\"code\\\": \\\"ls\\\"}\"}\n```"),
+      kLangs);
+  code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_EQ("shell", code[0]->message.format);
+  EXPECT_EQ("ls", code[0]->message.content);
+}
+
+TEST(CodeExtract, FunctionsExecuteWrittenAsText) {
+  auto e = extract_answer(text(R"J(I will run it: functions.execute({"language": "python", "code": "print(3)"}))J"), kLangs);
+  auto code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_EQ("print(3)", code[0]->message.content);
+  EXPECT_EQ("I will run it:", e.parts.front().message.content);
+  e = extract_answer(text("functions.execute(language=\"shell\", code='''echo hi\nls''')"), kLangs);
+  code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_EQ("shell", code[0]->message.format);
+  EXPECT_EQ("echo hi\nls", code[0]->message.content);
+}
+
+TEST(CodeExtract, StrayBacktickAndFenceInsideToolCode) {
+  auto e = extract_answer(tool("execute", R"J({"language": "python", "code": "`print(4)"})J"), kLangs);
+  EXPECT_EQ("print(4)", code_parts(e)[0]->message.content);
+  e = extract_answer(tool("execute", R"J({"language": "python", "code": "```python\nprint(5)\n```"})J"), kLangs);
+  EXPECT_EQ("print(5)", code_parts(e)[0]->message.content);
+}
+
+TEST(CodeExtract, EmptyBlockIsNotRunAndTheModelIsTold) {
+  auto e = extract_answer(tool("execute", R"J({"language": "python", "code": "   "})J"), kLangs);
+  auto code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_NE(std::string::npos, code[0]->problem.find("empty"));
+  e = extract_answer(text("```python\n```"), kLangs);
+  ASSERT_EQ(1u, code_parts(e).size());
+  EXPECT_FALSE(code_parts(e)[0]->problem.empty());
+}
+
+TEST(CodeExtract, UnknownLanguageIsToldBackWithTheList) {
+  auto e = extract_answer(tool("execute", R"J({"language": "cobol", "code": "DISPLAY 'HI'."})J"), kLangs);
+  auto code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_NE(std::string::npos, code[0]->problem.find("Unknown language `cobol`"));
+  EXPECT_NE(std::string::npos, code[0]->problem.find("python, shell, javascript"));
+  // The runnable neighbour: a known language has no problem.
+  EXPECT_TRUE(code_parts(extract_answer(text("```js\nconsole.log(1)\n```"), kLangs))[0]->problem.empty());
+}
+
+TEST(CodeExtract, BrokenJsonArgumentsRepaired) {
+  // Raw newline inside the string and the closing brace missing.
+  auto e = extract_answer(tool("execute", "{\"language\": \"python\", \"code\": \"a = 1\nprint(a)"), kLangs);
+  auto code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_EQ("a = 1\nprint(a)", code[0]->message.content);
+  EXPECT_TRUE(code[0]->problem.empty());
+}
+
+TEST(CodeExtract, ToolNamedPythonWithRawCode) {
+  auto e = extract_answer(tool("python", "print('raw')"), kLangs);
+  auto code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_EQ("python", code[0]->message.format);
+  EXPECT_EQ("print('raw')", code[0]->message.content);
+}
+
+TEST(CodeExtract, UnreadableToolCallIsToldBack) {
+  auto e = extract_answer(tool("execute", "{\"language\": \"python\"}"), kLangs);
+  auto code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_FALSE(code[0]->problem.empty());
+}
+
+TEST(CodeExtract, PlainProseHasNoCode) {
+  auto e = extract_answer(text("All done: the file has 3 lines."), kLangs);
+  EXPECT_TRUE(code_parts(e).empty());
+  ASSERT_EQ(1u, e.parts.size());
+}
+
+}  // namespace
+}  // namespace oishell::agent

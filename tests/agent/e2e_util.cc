@@ -1,0 +1,194 @@
+#include "tests/agent/e2e_util.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace oishell::agent::test {
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/oishell-agent-test-XXXXXX";
+  char* p = ::mkdtemp(tmpl);
+  path_ = p ? p : "/tmp";
+  ::chmod(path_.c_str(), 0755);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (path_ != "/tmp") std::filesystem::remove_all(path_, ec);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+ScriptedServer::ScriptedServer(const nlohmann::json& script) {
+  std::string script_path = dir_.path() + "/script.json";
+  std::ofstream(script_path) << script.dump();
+  std::string log_path = dir_.path() + "/log.jsonl";
+  std::ofstream(log_path).close();
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    const char* argv[] = {"/usr/bin/python3", SCRIPTED_SERVER, script_path.c_str(), log_path.c_str(), nullptr};
+    ::execv(argv[0], const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  stdin_fd_ = in[1];
+  char buf[32] = {};
+  size_t got = 0;
+  while (got < sizeof buf - 1) {
+    ssize_t n = ::read(out[0], buf + got, 1);
+    if (n <= 0 || buf[got] == '\n') break;
+    ++got;
+  }
+  ::close(out[0]);
+  port_ = std::atoi(buf);
+}
+
+ScriptedServer::~ScriptedServer() {
+  if (stdin_fd_ >= 0) ::close(stdin_fd_);
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+std::vector<nlohmann::json> ScriptedServer::requests() const {
+  std::vector<nlohmann::json> out;
+  std::ifstream f(dir_.path() + "/log.jsonl");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  }
+  return out;
+}
+
+RunResult run_interpreter(const RunOptions& o) {
+  RunResult r;
+  std::vector<std::string> args = {INTERPRETER_BIN};
+  args.insert(args.end(), o.args.begin(), o.args.end());
+  std::map<std::string, std::string> env = {
+      {"PATH", "/usr/local/bin:/usr/bin:/bin"},
+      {"HOME", o.home},
+      {"XDG_DATA_HOME", o.home + "/.local/share"},
+      {"XDG_CONFIG_HOME", o.home + "/.config"},
+      {"LANG", "C.UTF-8"},
+      {"TERM", "dumb"},
+  };
+  for (const auto& [k, v] : o.env) env[k] = v;
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int in[2], out[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return r;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();  // no controlling terminal: nobody to ask
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    if (!o.cwd.empty() && ::chdir(o.cwd.c_str()) != 0) ::_exit(126);
+    ::execve(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  // stdin: write everything, then EOF.
+  size_t off = 0;
+  ::fcntl(in[1], F_SETFL, O_NONBLOCK);
+  bool in_open = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeout_ms);
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
+    if (in_open && off >= o.stdin_data.size()) {
+      ::close(in[1]);
+      in_open = false;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      r.timed_out = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    pollfd fds[3] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0},
+                     {in_open ? in[1] : -1, POLLOUT, 0}};
+    ::poll(fds, 3, static_cast<int>(std::min<long>(left.count(), 200)));
+    char buf[65536];
+    if (fds[0].revents) {
+      ssize_t n = ::read(out[0], buf, sizeof buf);
+      if (n > 0) {
+        r.out.append(buf, static_cast<size_t>(n));
+        if (o.on_output) o.on_output(pid, r.out);
+      } else {
+        out_open = false;
+      }
+    }
+    if (fds[1].revents) {
+      ssize_t n = ::read(err[0], buf, sizeof buf);
+      if (n > 0) r.err.append(buf, static_cast<size_t>(n));
+      else err_open = false;
+    }
+    if (in_open && fds[2].revents) {
+      ssize_t n = ::write(in[1], o.stdin_data.data() + off, o.stdin_data.size() - off);
+      if (n > 0) off += static_cast<size_t>(n);
+      else if (n < 0 && errno != EAGAIN) {
+        ::close(in[1]);
+        in_open = false;
+      }
+    }
+  }
+  if (in_open) ::close(in[1]);
+  ::close(out[0]);
+  ::close(err[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string conversation_text(const nlohmann::json& body) {
+  std::string text;
+  if (body.contains("system") && body["system"].is_string()) text += body["system"].get<std::string>() + "\n";
+  if (!body.contains("messages")) return text;
+  for (const auto& m : body["messages"]) {
+    const auto& c = m["content"];
+    if (c.is_string()) {
+      text += c.get<std::string>() + "\n";
+    } else if (c.is_array()) {
+      for (const auto& block : c) {
+        if (block.contains("text")) text += block["text"].get<std::string>() + "\n";
+        if (block.contains("content") && block["content"].is_string()) text += block["content"].get<std::string>() + "\n";
+        if (block.contains("input")) text += block["input"].dump() + "\n";
+      }
+    }
+    if (m.contains("tool_calls")) text += m["tool_calls"].dump() + "\n";
+  }
+  return text;
+}
+
+}  // namespace oishell::agent::test

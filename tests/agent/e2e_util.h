@@ -1,0 +1,65 @@
+#pragma once
+// End-to-end helpers: the scripted model server (scripted_server.py on 127.0.0.1, port 0) and a runner for the
+// real `interpreter` binary in a fresh workspace, HOME and XDG_DATA_HOME, without a controlling terminal (setsid),
+// so nobody can answer questions and network asks are denied.
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace oishell::agent::test {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class ScriptedServer {
+ public:
+  explicit ScriptedServer(const nlohmann::json& script);
+  ~ScriptedServer();
+  int port() const { return port_; }
+  std::string base() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  // Every request so far: {"path", "headers", "body"}.
+  std::vector<nlohmann::json> requests() const;
+
+ private:
+  TempDir dir_;
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  int port_ = 0;
+};
+
+struct RunResult {
+  int exit_code = -1;   // 128+N for a signal
+  std::string out, err;
+  bool timed_out = false;
+};
+
+struct RunOptions {
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;  // added to a minimal environment (PATH, HOME, XDG_DATA_HOME, ...)
+  std::string stdin_data;
+  std::string cwd;                         // the workspace
+  std::string home;                        // HOME and XDG dirs live here
+  int timeout_ms = 60000;
+  // Called as stdout grows; may signal the process (pid given).
+  std::function<void(pid_t, const std::string& out)> on_output;
+};
+
+RunResult run_interpreter(const RunOptions& options);
+
+// The text of every message of a chat-completions request body, joined (what the model was shown).
+std::string conversation_text(const nlohmann::json& request_body);
+std::string read_text(const std::string& path);
+
+}  // namespace oishell::agent::test

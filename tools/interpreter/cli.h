@@ -1,0 +1,13 @@
+#pragma once
+// The `interpreter` command line, as Open Interpreter users know it (see docs/interpreter.md).
+#include <string>
+
+#include "agent/config.h"
+#include "base/status.h"
+
+namespace oishell::interpreter {
+
+// Parses argv into options. On --help, *help_text is set and the options are empty. Errors name the flag.
+Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::string* help_text);
+
+}  // namespace oishell::interpreter
