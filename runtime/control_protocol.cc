@@ -8,6 +8,7 @@ namespace {
 const char* kind_name(Kind kind) {
   switch (kind) {
     case Kind::go: return "go";
+    case Kind::joined: return "joined";
     case Kind::spawn: return "spawn";
     case Kind::signal: return "signal";
     case Kind::fail: return "fail";
@@ -43,7 +44,7 @@ Result<ControlMessage> decode(const std::string& payload) {
   }
   ControlMessage m;
   const std::string type = j["t"].get<std::string>();
-  static constexpr Kind kKinds[] = {Kind::go,        Kind::spawn,   Kind::signal,       Kind::fail,  Kind::listeners,
+  static constexpr Kind kKinds[] = {Kind::go,        Kind::joined,  Kind::spawn,   Kind::signal,       Kind::fail,  Kind::listeners,
                                     Kind::ready,     Kind::spawned, Kind::spawn_failed, Kind::exited};
   bool known = false;
   for (Kind k : kKinds) {

@@ -2,7 +2,9 @@
 // The messages between the supervisor and sandbox init over their SOCK_SEQPACKET socket: one JSON object per
 // message, descriptors alongside (SCM_RIGHTS, runtime/fd_passing.h).
 //
-//   supervisor -> init   go            uid/gid maps written and cgroup joined: start sealing
+//   supervisor -> init   go            uid/gid maps written: start building the sandbox
+//                        joined        init is in the limits' cgroups (sent while init builds its mount tree:
+//                                      the cgroup write waits for an RCU grace period, so it is overlapped)
 //                        spawn         id, argv, env, cwd; fds: stdin, stdout, stderr, then the extra fds
 //                        signal        id, number = signal (to the process group)
 //   init -> supervisor   fail          step, message: sealing failed; init exits
@@ -19,7 +21,7 @@
 
 namespace oishell::control {
 
-enum class Kind { go, spawn, signal, fail, listeners, ready, spawned, spawn_failed, exited };
+enum class Kind { go, joined, spawn, signal, fail, listeners, ready, spawned, spawn_failed, exited };
 
 struct ControlMessage {
   Kind kind = Kind::go;

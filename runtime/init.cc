@@ -57,13 +57,13 @@ void scrub_inherited_environment() {
   environ = empty;
 }
 
-Status wait_for_go() {
+Status wait_for(control::Kind kind, const char* name) {
   auto message = receive_message(g_control);
   if (!message.is_ok()) return message.status();
   if (message->payload.empty()) _exit(0);  // the supervisor is gone
   auto decoded = control::decode(message->payload);
   if (!decoded.is_ok()) return decoded.status();
-  if (decoded->kind != control::Kind::go) return Status::error("expected `go` from the supervisor");
+  if (decoded->kind != kind) return Status::error(std::string("expected `") + name + "` from the supervisor");
   return Status::ok();
 }
 
@@ -111,13 +111,11 @@ Status tidy_fds() {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
-  // 1. uid/gid maps (written by the supervisor, which also put us in the limits' cgroups), then our own cgroup
-  //    namespace rooted at that cgroup.
-  check("waiting for uid/gid maps", wait_for_go());
+  // 1. uid/gid maps, written by the supervisor.
+  check("waiting for uid/gid maps", wait_for(control::Kind::go, "go"));
   // Only now (the supervisor, unprivileged, had to open /proc/PID/uid_map): make /proc/1/* (environ, mem, root,
   // cwd, fd) inaccessible to the sandboxed processes.
   check("non-dumpable", errno_status(::prctl(PR_SET_DUMPABLE, 0), "prctl(PR_SET_DUMPABLE, 0)"));
-  check("cgroup namespace", errno_status(::unshare(CLONE_NEWCGROUP), "unshare(CLONE_NEWCGROUP)"));
   // 2. Mount namespace: the policy's tree on a new root.
   check("mount namespace", apply_mount_plan(spec));
   check("uts namespace", errno_status(::sethostname(spec.hostname.data(), spec.hostname.size()), "sethostname"));
@@ -128,6 +126,9 @@ Status tidy_fds() {
   // 4. A new session (no controlling terminal of the host), no inherited fds.
   check("setsid", ::setsid() < 0 ? Status::from_errno(errno, "setsid") : Status::ok());
   check("closing inherited fds", tidy_fds());
+  // The supervisor has put us in the limits' cgroups meanwhile; our cgroup namespace is rooted there.
+  check("waiting for the cgroup", wait_for(control::Kind::joined, "joined"));
+  check("cgroup namespace", errno_status(::unshare(CLONE_NEWCGROUP), "unshare(CLONE_NEWCGROUP)"));
   // 5. Landlock.
   LandlockReport landlock;
   check("landlock", landlock_apply(spec.landlock, &landlock));

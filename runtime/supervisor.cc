@@ -101,8 +101,10 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   theirs.reset();
 
   OI_TRY_CTX(write_id_maps(init_pid_, ::geteuid(), ::getegid()), "user namespace");
-  OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
   OI_TRY(send(control::ControlMessage{control::Kind::go}));
+  // While init builds its mount tree (it starts no process before `joined`).
+  OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
+  OI_TRY(send(control::ControlMessage{control::Kind::joined}));
 
   std::vector<UniqueFd> fds;
   auto listeners_message = receive_setup_message(&fds);
@@ -249,6 +251,7 @@ void SupervisedSandbox::on_control_message() {
       break;
     }
     case control::Kind::go:
+    case control::Kind::joined:
     case control::Kind::spawn:
     case control::Kind::signal:
     case control::Kind::fail:
