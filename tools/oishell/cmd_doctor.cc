@@ -1,0 +1,125 @@
+// `oishell doctor [--json]`: the kernel features this machine gives the sandbox, then what each feature of the
+// default profile will be here: enforced, degraded (how) or unavailable. Exit 0 when the default profile is
+// enforced in full (every security feature; resource-limit mechanisms are reported but do not count), 1 otherwise.
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "runtime/kernel_probe.h"
+#include "runtime/limits.h"
+#include "tools/oishell/command.h"
+#include "tools/oishell/doctor_assess.h"
+#include "tools/oishell/policy_cli.h"
+
+namespace oishell::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: oishell doctor [--json]\n"
+    "Probes the kernel (user namespaces and what restricts them, Landlock ABI and rights, seccomp and user\n"
+    "notification, cgroup v2/v1 controllers and writability, dev.tty.legacy_tiocsti, tun and nftables in a user\n"
+    "namespace) and says what each feature of the default profile will be here: enforced, degraded or unavailable.\n"
+    "Exit 0 when the default profile is enforced in full, 1 when it is not, 2 on a usage error.\n";
+
+std::string yes_no(bool b) { return b ? "yes" : "no"; }
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
+  return out.empty() ? "none" : out;
+}
+
+std::string opt(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "absent"; }
+
+void print_kernel(const KernelFacts& k) {
+  utsname u{};
+  ::uname(&u);
+  std::printf("oishell doctor: Linux %s (%s), running as uid %u\n\nKernel features\n", u.release, u.machine,
+              ::getuid());
+  std::printf("  %-22s %s (user.max_user_namespaces=%s, kernel.unprivileged_userns_clone=%s,\n"
+              "  %-22s kernel.apparmor_restrict_unprivileged_userns=%s)\n",
+              "user namespaces", k.userns_works ? "work" : k.userns_detail.c_str(), opt(k.max_user_namespaces).c_str(),
+              opt(k.unprivileged_userns_clone).c_str(), "", opt(k.apparmor_restrict_unprivileged_userns).c_str());
+  std::string rights = join(k.landlock_rights);
+  std::printf("  %-22s ABI %d\n", "landlock", k.landlock_abi);
+  while (!rights.empty()) {  // wrapped at about 90 columns
+    size_t cut = rights.size() <= 90 ? rights.size() : rights.rfind(", ", 90) + 2;
+    std::string part = rights.substr(0, cut);
+    while (!part.empty() && part.back() == ' ') part.pop_back();
+    std::printf("  %-22s %s\n", "", part.c_str());
+    rights.erase(0, cut);
+  }
+  std::printf("  %-22s filter: %s; user notification: %s (libseccomp API level %u)\n", "seccomp",
+              yes_no(k.seccomp_filter).c_str(), yes_no(k.seccomp_notify).c_str(), k.libseccomp_api);
+  if (k.cgroup_v2_dir.empty()) {
+    std::printf("  %-22s not mounted\n", "cgroup v2");
+  } else {
+    std::printf("  %-22s %s: controllers %s; writable: %s\n", "cgroup v2", k.cgroup_v2_dir.c_str(),
+                join(k.cgroup_v2_controllers, " ").c_str(), yes_no(k.cgroup_v2_writable).c_str());
+  }
+  for (const auto& c : k.cgroup_v1) {
+    std::printf("  %-22s %s: writable: %s\n", ("cgroup v1 " + c.controller).c_str(), c.dir.c_str(),
+                yes_no(c.writable).c_str());
+  }
+  std::printf("  %-22s dev.tty.legacy_tiocsti=%s%s\n", "TIOCSTI", opt(k.legacy_tiocsti).c_str(),
+              k.legacy_tiocsti.value_or(0) == 1 ? " (faking input into one's own terminal is allowed by the kernel)"
+                                                : "");
+  std::printf("  %-22s %s\n", "tun in a user ns", k.tun_in_userns ? "works" : k.tun_detail.c_str());
+  std::printf("  %-22s %s\n", "nftables in a user ns", k.nftables_in_userns ? "works" : k.nftables_detail.c_str());
+}
+
+int run_doctor(int argc, char** argv) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json")) {
+      json = true;
+    } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::fputs(kUsage, stdout);
+      return kExitOk;
+    } else {
+      std::fprintf(stderr, "oishell doctor: unknown argument `%s`\n%s", argv[i], kUsage);
+      return kExitUsage;
+    }
+  }
+  const KernelFacts& k = kernel_facts();
+  auto spec = compile_or_report(PolicyArg{{"", "default"}}, "doctor");
+  if (!spec) return kExitFailure;
+  std::vector<std::string> mechanisms;
+  auto limits = ResourceLimits::prepare(spec->limits);  // made and removed again: the real answer for this user
+  if (limits) {
+    mechanisms = (*limits)->mechanisms();
+    (*limits)->teardown();
+  }
+  auto verdicts = assess(k, *spec, mechanisms);
+  const bool full = enforced_in_full(verdicts);
+
+  if (json) {
+    nlohmann::json features = nlohmann::json::array();
+    for (const auto& v : verdicts) {
+      features.push_back({{"name", v.name}, {"status", verdict_name(v.verdict)}, {"how", v.how},
+                          {"security", v.security}});
+    }
+    nlohmann::json out = {{"kernel", kernel_facts_json(k)},
+                          {"default_profile", {{"features", features}, {"enforced_in_full", full}}}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return full ? kExitOk : kExitFailure;
+  }
+  print_kernel(k);
+  std::printf("\nThe default profile on this machine\n");
+  for (const auto& v : verdicts) {
+    std::printf("  %-11s %-20s %s\n", verdict_name(v.verdict), v.name.c_str(), v.how.c_str());
+  }
+  std::printf("\n%s\n", full ? "The default profile is enforced in full."
+                             : "The default profile is NOT enforced in full (see the lines above that are not "
+                               "`enforced`; resource limits do not count).");
+  return full ? kExitOk : kExitFailure;
+}
+
+const Registration kRegistration{{"doctor", "what this kernel gives the sandbox, and what the default profile gets",
+                                  &run_doctor}};
+
+}  // namespace
+}  // namespace oishell::cli

@@ -1,0 +1,152 @@
+#include "tools/oishell/doctor_assess.h"
+
+#include "policy/units.h"
+#include "runtime/seccomp_sets.h"
+
+namespace oishell::cli {
+namespace {
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
+std::string opt(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "absent"; }
+
+void landlock(const KernelFacts& k, const SandboxSpec& spec, std::vector<FeatureVerdict>& out) {
+  const int abi = k.landlock_abi;
+  const std::string need = spec.landlock.required ? " (policy: required, so the sandbox will refuse to start)"
+                                                  : " (policy: best_effort)";
+  if (abi == 0) {
+    out.push_back({"landlock.filesystem", Verdict::unavailable, "no Landlock in this kernel" + need});
+  } else if (abi < 3) {
+    out.push_back({"landlock.filesystem", Verdict::degraded,
+                   "ABI " + std::to_string(abi) + ": truncate and device ioctls not restricted" + need});
+  } else if (abi < 5) {
+    out.push_back({"landlock.filesystem", Verdict::degraded,
+                   "ABI " + std::to_string(abi) + ": device ioctls not restricted" + need});
+  } else {
+    out.push_back({"landlock.filesystem", Verdict::enforced,
+                   "ABI " + std::to_string(abi) + ": read/write/exec/make/remove/refer/truncate/ioctl_dev by path"});
+  }
+  if (abi >= 4) {
+    std::vector<std::string> ports;
+    for (auto p : spec.landlock.tcp_connect_ports) ports.push_back(std::to_string(p));
+    out.push_back({"landlock.tcp", Verdict::enforced,
+                   "TCP connect only to port(s) " + (ports.empty() ? std::string("none") : join(ports)) +
+                       ", bind " + (spec.landlock.tcp_bind_ports.empty() ? "nowhere" : "only to listed ports")});
+  } else {
+    out.push_back({"landlock.tcp", Verdict::unavailable,
+                   "needs ABI 4; TCP is confined by the network namespace only" + need});
+  }
+  if (abi >= 6) {
+    out.push_back({"landlock.scopes", Verdict::enforced,
+                   "abstract unix sockets and signals confined to the sandbox's Landlock domain"});
+  } else {
+    out.push_back({"landlock.scopes", Verdict::unavailable,
+                   "needs ABI 6; abstract sockets and signals are confined by the namespaces only" + need});
+  }
+}
+
+void limits(const SandboxSpec& spec, const std::vector<std::string>& mechanisms, std::vector<FeatureVerdict>& out) {
+  for (const auto& m : mechanisms) {
+    std::string what = m.substr(0, m.find(':'));
+    bool weaker = (what == "memory" || what == "pids") && m.find("rlimit") != std::string::npos;
+    std::string name = "limits." + what;
+    for (auto& c : name) c = c == ' ' ? '_' : c;
+    out.push_back({name, weaker ? Verdict::degraded : Verdict::enforced, m.substr(m.find(':') + 2), false});
+  }
+  if (spec.limits.wall_time_ms) {
+    out.push_back({"limits.wall_time", Verdict::enforced,
+                   "the supervisor kills the command after " + policy::format_duration_ms(*spec.limits.wall_time_ms),
+                   false});
+  }
+}
+
+}  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::enforced: return "enforced";
+    case Verdict::degraded: return "degraded";
+    case Verdict::unavailable: return "unavailable";
+  }
+  return "?";
+}
+
+std::vector<FeatureVerdict> assess(const KernelFacts& k, const SandboxSpec& spec,
+                                   const std::vector<std::string>& limit_mechanisms) {
+  std::vector<FeatureVerdict> out;
+  std::string userns_why = k.userns_detail;
+  if (k.apparmor_restrict_unprivileged_userns.value_or(0) == 1) {
+    userns_why += " (kernel.apparmor_restrict_unprivileged_userns=1: allow the oishell binary in an AppArmor profile)";
+  }
+  if (k.userns_works) {
+    out.push_back({"namespaces", Verdict::enforced,
+                   "user, mount, pid, net, ipc, uts and cgroup namespaces; a new root with only the policy's paths"});
+  } else {
+    out.push_back({"namespaces", Verdict::unavailable, "cannot create a user namespace: " + userns_why});
+  }
+  landlock(k, spec, out);
+  out.push_back({"capabilities", k.userns_works ? Verdict::enforced : Verdict::unavailable,
+                 "every set cleared, securebits locked, no_new_privs"});
+  if (k.seccomp_filter) {
+    std::vector<std::string> sets(spec.seccomp.deny_sets.begin(), spec.seccomp.deny_sets.end());
+    if (spec.seccomp.level == SeccompLevel::strict) sets.push_back("strict_extras");
+    out.push_back({"seccomp", Verdict::enforced,
+                   "x86_64 only (x32/i386 killed); deny sets: " + join(sets)});
+  } else {
+    out.push_back({"seccomp", Verdict::unavailable, "no seccomp filter support in this kernel"});
+  }
+  if (k.seccomp_notify) {
+    out.push_back({"seccomp.reports", Verdict::enforced, "each denial reported as a \"denied\" event (user notification)"});
+  } else {
+    out.push_back({"seccomp.reports", Verdict::degraded,
+                   "no seccomp user notification: denials return their errno but are not reported"});
+  }
+  out.push_back({"terminal_injection", k.seccomp_filter ? Verdict::enforced : Verdict::degraded,
+                 "setsid (no host controlling terminal) and TIOCSTI/TIOCLINUX denied by seccomp; "
+                 "dev.tty.legacy_tiocsti=" + opt(k.legacy_tiocsti)});
+  if (spec.network.mode == NetMode::none) {
+    out.push_back({"network", k.userns_works ? Verdict::enforced : Verdict::unavailable,
+                   "an empty network namespace (loopback only)"});
+  } else {
+    out.push_back({"network", k.userns_works ? Verdict::enforced : Verdict::unavailable,
+                   "a private network namespace; the only exit is oishell's proxy on 127.0.0.1:" +
+                       std::to_string(spec.network.http_proxy_port) + " (HTTP) and :" +
+                       std::to_string(spec.network.socks_proxy_port) + " (SOCKS5)"});
+  }
+  limits(spec, limit_mechanisms, out);
+  return out;
+}
+
+bool enforced_in_full(const std::vector<FeatureVerdict>& verdicts) {
+  for (const auto& v : verdicts) {
+    if (v.security && v.verdict != Verdict::enforced) return false;
+  }
+  return true;
+}
+
+nlohmann::json kernel_facts_json(const KernelFacts& k) {
+  auto optj = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json v1 = nlohmann::json::array();
+  for (const auto& c : k.cgroup_v1) v1.push_back({{"controller", c.controller}, {"dir", c.dir}, {"writable", c.writable}});
+  return {{"user_namespaces",
+           {{"works", k.userns_works},
+            {"detail", k.userns_detail},
+            {"user.max_user_namespaces", optj(k.max_user_namespaces)},
+            {"kernel.unprivileged_userns_clone", optj(k.unprivileged_userns_clone)},
+            {"kernel.apparmor_restrict_unprivileged_userns", optj(k.apparmor_restrict_unprivileged_userns)}}},
+          {"landlock", {{"abi", k.landlock_abi}, {"rights", k.landlock_rights}}},
+          {"seccomp",
+           {{"filter", k.seccomp_filter}, {"user_notification", k.seccomp_notify}, {"libseccomp_api", k.libseccomp_api}}},
+          {"cgroup_v2",
+           {{"dir", k.cgroup_v2_dir}, {"controllers", k.cgroup_v2_controllers}, {"writable", k.cgroup_v2_writable}}},
+          {"cgroup_v1", v1},
+          {"dev.tty.legacy_tiocsti", optj(k.legacy_tiocsti)},
+          {"tun_in_userns", {{"works", k.tun_in_userns}, {"detail", k.tun_detail}}},
+          {"nftables_in_userns", {{"works", k.nftables_in_userns}, {"detail", k.nftables_detail}}}};
+}
+
+}  // namespace oishell::cli

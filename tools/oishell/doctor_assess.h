@@ -1,0 +1,33 @@
+#pragma once
+// `oishell doctor`'s judgement: for each feature of a compiled policy, what this kernel makes of it.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "policy/sandbox_spec.h"
+#include "runtime/kernel_probe.h"
+
+namespace oishell::cli {
+
+enum class Verdict { enforced, degraded, unavailable };
+
+struct FeatureVerdict {
+  std::string name;      // "landlock.filesystem", "limits.memory", ...
+  Verdict verdict = Verdict::enforced;
+  std::string how;       // one sentence: the mechanism, or what is lost
+  bool security = true;  // false for resource limits: reported, but not part of "enforced in full"
+};
+
+const char* verdict_name(Verdict v);
+
+// `limit_mechanisms` is ResourceLimits::mechanisms() for spec.limits on this machine.
+std::vector<FeatureVerdict> assess(const KernelFacts& k, const SandboxSpec& spec,
+                                   const std::vector<std::string>& limit_mechanisms);
+
+// True when every security feature is enforced.
+bool enforced_in_full(const std::vector<FeatureVerdict>& verdicts);
+
+nlohmann::json kernel_facts_json(const KernelFacts& k);
+
+}  // namespace oishell::cli
