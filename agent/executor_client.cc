@@ -147,7 +147,18 @@ Status SupervisorClient::start() {
 std::string SupervisorClient::load_policy_summary() {
   for (const char* key : {"policy_summary", "summary", "policy"}) {
     auto it = ready_event_.find(key);
-    if (it != ready_event_.end() && it->is_string() && !it->get<std::string>().empty()) return it->get<std::string>();
+    if (it == ready_event_.end()) continue;
+    if (it->is_string() && !it->get<std::string>().empty()) return it->get<std::string>();
+    if (it->is_object() && !it->empty()) {
+      std::string text;
+      for (const auto& [k, v] : it->items()) text += "- " + k + ": " + (v.is_string() ? v.get<std::string>() : dump_json(v)) + "\n";
+      if (auto d = ready_event_.find("degradations"); d != ready_event_.end() && d->is_array()) {
+        for (const auto& x : *d) {
+          if (x.is_string()) text += "- degraded: " + x.get<std::string>() + "\n";
+        }
+      }
+      return text;
+    }
   }
   // `oishell explain` describes the policy in words.
   std::vector<std::string> argv = command_line();

@@ -172,15 +172,23 @@ TEST_F(AgentE2E, CtrlCStopsTheBlockAndTheModelIsTold) {
   EXPECT_LT(took, 30);
   EXPECT_EQ(0, r.exit_code) << r.out << r.err;
   EXPECT_NE(std::string::npos, output_fed_back(server, 1).find("interrupted")) << output_fed_back(server, 1);
-  EXPECT_NE(std::string::npos, r.out.find("Understood, stopped."));
-  // --json: every line is a JSON chunk with a role and a type.
+  // --json: every line is a JSON chunk with a role and a type; the assistant's text comes in pieces.
   std::istringstream lines(r.out);
-  std::string line;
+  std::string line, said;
+  bool saw_interrupted_end = false;
   while (std::getline(lines, line)) {
     json chunk = json::parse(line, nullptr, false);
     ASSERT_TRUE(chunk.is_object()) << line;
     EXPECT_TRUE(chunk.contains("role") && chunk.contains("type")) << line;
+    if (chunk["role"] == "assistant" && chunk["type"] == "message" && chunk.contains("content")) {
+      said += chunk["content"].get<std::string>();
+    }
+    if (chunk["type"] == "console" && chunk.value("end", false) && chunk.value("status", "") == "interrupted") {
+      saw_interrupted_end = true;
+    }
   }
+  EXPECT_NE(std::string::npos, said.find("Understood, stopped.")) << r.out;
+  EXPECT_TRUE(saw_interrupted_end) << r.out;
 }
 
 TEST_F(AgentE2E, RateLimitedThenSuccess) {

@@ -94,6 +94,8 @@ RunResult run_interpreter(const RunOptions& o) {
       {"LANG", "C.UTF-8"},
       {"TERM", "dumb"},
   };
+  // Which `oishell` the interpreter starts: by default the one beside it; OISHELL_BIN overrides (as for users).
+  if (const char* bin = std::getenv("OISHELL_BIN"); bin && *bin) env["OISHELL_BIN"] = bin;
   for (const auto& [k, v] : o.env) env[k] = v;
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
