@@ -102,6 +102,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
 
   OI_TRY_CTX(write_id_maps(init_pid_, ::geteuid(), ::getegid()), "user namespace");
   OI_TRY(send(control::ControlMessage{control::Kind::go}));
+  OI_TRY_CTX(janitor_.start(init_pidfd_.get(), limits_.get()), "resource limits");
   // While init builds its mount tree (it starts no process before `joined`).
   OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
   OI_TRY(send(control::ControlMessage{control::Kind::joined}));
@@ -441,6 +442,7 @@ void SupervisedSandbox::shutdown() {
   if (relay_) relay_->stop();
   notifier_.reset();
   if (limits_) limits_->teardown();
+  janitor_.release();
   std::vector<std::string> changed = protect_.changes();
   std::vector<std::string> fresh;
   for (const auto& c : changed) {

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/cgroup_janitor.h"
 #include "runtime/control_protocol.h"
 #include "runtime/limits.h"
 #include "runtime/protect_watch.h"
@@ -23,8 +24,9 @@ namespace oishell {
 
 class SupervisedSandbox final : public Sandbox {
  public:
-  // Precondition: called on a thread that outlives the sandbox (init's PDEATHSIG follows the cloning thread),
-  // and before this process starts threads that change credentials.
+  // Preconditions: called on a thread that outlives the sandbox (init's PDEATHSIG follows the cloning thread);
+  // no other thread of this process may be inside malloc or hold a lock init needs (init is a raw clone3 of this
+  // process, without fork()'s atfork handlers): create sandboxes before starting busy threads.
   static Result<std::unique_ptr<Sandbox>> start(const SandboxSpec& spec, EventSink& events, SandboxOptions options);
   ~SupervisedSandbox() override;
 
@@ -64,6 +66,7 @@ class SupervisedSandbox final : public Sandbox {
   EventSink& events_;
   ProtectWatch protect_;
   std::unique_ptr<ResourceLimits> limits_;
+  CgroupJanitor janitor_;  // removes the cgroups should this process be killed
   std::unique_ptr<relay::Relay> relay_;
   std::unique_ptr<SeccompNotifier> notifier_;
   UniqueFd control_;
