@@ -81,17 +81,27 @@ OI_PROBE("syscall", "NAME  (mount umount chroot pivot_root unshare_user unshare_
 }
 
 OI_PROBE("tiocsti", "[winsz]  (a new pty made the controlling terminal; TIOCSTI into it, or TIOCGWINSZ with winsz)") {
-  int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return probe::report(-1);
-  ::setsid();  // fails harmlessly when already a session leader
-  int slave = ::open(::ptsname(master), O_RDWR | O_CLOEXEC);
-  if (slave < 0 || ::ioctl(slave, TIOCSCTTY, 0) != 0) return probe::report(-1);
-  if (!args.empty() && args[0] == "winsz") {
-    winsize ws{};
-    return probe::report(::ioctl(slave, TIOCGWINSZ, &ws));
+  // In a child: a process-group leader (as a sandboxed command may be) cannot setsid().
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    int slave = -1;
+    if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0 || ::setsid() < 0 ||
+        (slave = ::open(::ptsname(master), O_RDWR | O_CLOEXEC)) < 0 || ::ioctl(slave, TIOCSCTTY, 0) != 0) {
+      std::printf("setup failed: %s\n", strerrorname_np(errno));
+    } else if (!args.empty() && args[0] == "winsz") {
+      winsize ws{};
+      probe::report(::ioctl(slave, TIOCGWINSZ, &ws));
+    } else {
+      char c = 'x';
+      probe::report(::ioctl(slave, TIOCSTI, &c));
+    }
+    std::fflush(stdout);
+    ::_exit(0);
   }
-  char c = 'x';
-  return probe::report(::ioctl(slave, TIOCSTI, &c));
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return 0;
 }
 
 OI_PROBE("status_field", "NAME  (this process's /proc/self/status field, e.g. CapEff, NoNewPrivs, Seccomp)") {
