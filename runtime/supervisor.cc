@@ -187,9 +187,11 @@ void SupervisedSandbox::monitor() {
   bool notifier_ok = notifier_ != nullptr;
   for (;;) {
     int timeout = -1;
+    bool init_gone;
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
+      init_gone = init_gone_;
       int64_t now = now_ms();
       for (const auto& [id, process] : live_) {
         if (!process.deadline_ms || !process.kill_reason.empty()) continue;
@@ -198,7 +200,7 @@ void SupervisedSandbox::monitor() {
       }
     }
     pollfd fds[3] = {{wake_.get(), POLLIN, 0},
-                     {init_gone_ ? -1 : control_.get(), POLLIN, 0},
+                     {init_gone ? -1 : control_.get(), POLLIN, 0},
                      {notifier_ok ? notifier_->fd() : -1, POLLIN, 0}};
     if (::poll(fds, 3, timeout) < 0 && errno != EINTR) return;
     if (fds[0].revents & POLLIN) eventfd_clear(wake_.get());
