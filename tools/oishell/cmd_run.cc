@@ -183,7 +183,9 @@ int run(int argc, char** argv) {
 
   TerminalAsker asker;
   SandboxOptions options;
-  options.ask = asker.handler();
+  if (spec->network.mode == NetMode::proxy && spec->network.on_unlisted == OnUnlisted::ask) {
+    options.ask = asker.handler();  // otherwise no question can come: no terminal thread
+  }
   auto sandbox = Sandbox::create(*spec, events, std::move(options));
   if (!sandbox.is_ok()) {
     std::fprintf(stderr, "oishell: sandbox could not be built: %s\n", sandbox.status().message().c_str());
