@@ -1,0 +1,142 @@
+// oishell javascript executor driver: one persistent global context, like node's REPL.
+//
+// Started by the supervisor as `node node_driver.js` with the control socket at fd 3 (docs/protocol.md,
+// "Executor control channel"). Each block is a vm.Script run in this context, so `var`, functions and globals
+// persist (top-level `let`/`const` too, as in the REPL). The value of the last expression is printed with
+// util.inspect; a returned promise is awaited. SIGINT stops a running block (breakOnSigint) and keeps the session.
+'use strict';
+const fs = require('fs');
+const vm = require('vm');
+const util = require('util');
+const path = require('path');
+const Module = require('module');
+
+const CTL = 3;
+
+function send(line) {
+  const data = Buffer.from(line + '\n', 'utf8');
+  let off = 0;
+  while (off < data.length) {
+    try {
+      off += fs.writeSync(CTL, data, off, data.length - off);
+    } catch (e) {
+      if (e.code !== 'EAGAIN' && e.code !== 'EINTR') throw e;
+    }
+  }
+}
+
+globalThis.require = Module.createRequire(path.join(process.cwd(), '<oishell>'));
+globalThis.module = { exports: {} };
+
+let interruptWaiter = null;  // set while awaiting a block's promise
+process.on('SIGINT', () => {
+  if (interruptWaiter) interruptWaiter();
+});
+
+// The error's stack without the frames of this driver and of node's vm module.
+function printError(err) {
+  let text = err && err.stack ? String(err.stack) : util.inspect(err);
+  const lines = text.split('\n');
+  const cut = lines.findIndex((l, i) => i > 0 && /^\s+at /.test(l) && (l.includes('node:vm') ||
+      l.includes('sigintHandlersWrap') || l.includes(__filename)));
+  if (cut > 0) text = lines.slice(0, cut).join('\n');
+  process.stderr.write(text + '\n');
+}
+
+// Like the REPL: a block that is an object literal (`{a: 1}`) is an expression, not a block statement.
+function asScript(code, filename) {
+  const trimmed = code.trim();
+  if (trimmed.startsWith('{') && !trimmed.endsWith(';')) {
+    try {
+      return new vm.Script(`(${code}\n)`, { filename });
+    } catch (_) { /* not an expression: compile it as written */ }
+  }
+  return new vm.Script(code, { filename });
+}
+
+async function runBlock(seq, code) {
+  let script;
+  try {
+    script = asScript(code, `<block ${seq}>`);
+  } catch (err) {
+    printError(err);
+    return ['error', 1];
+  }
+  let result;
+  try {
+    result = script.runInThisContext({ breakOnSigint: true, displayErrors: false });
+  } catch (err) {
+    if (err && err.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED') {
+      process.stderr.write('Interrupted\n');
+      return ['interrupted', 130];
+    }
+    printError(err);
+    return ['error', 1];
+  }
+  if (result && typeof result.then === 'function') {
+    try {
+      result = await new Promise((resolve, reject) => {
+        interruptWaiter = () => reject(Object.assign(new Error('Interrupted'), { oishellInterrupt: true }));
+        result.then(resolve, reject);
+      });
+    } catch (err) {
+      if (err && err.oishellInterrupt) {
+        process.stderr.write('Interrupted\n');
+        return ['interrupted', 130];
+      }
+      printError(err);
+      return ['error', 1];
+    } finally {
+      interruptWaiter = null;
+    }
+  }
+  if (result !== undefined) process.stdout.write(util.inspect(result, { colors: false }) + '\n');
+  return ['ok', 0];
+}
+
+// Request: "X <seq> <code bytes> <stdin bytes or -1>\n", the code, NUL, and (when given) stdin data, NUL. The
+// stdin data is ignored: a javascript block's stdin is at EOF (the supervisor refuses stdin for javascript).
+let pending = Buffer.alloc(0);
+let busy = false;
+const queue = [];
+
+async function pump() {
+  if (busy) return;
+  busy = true;
+  while (queue.length) {
+    const { seq, code } = queue.shift();
+    const [status, exitCode] = await runBlock(seq, code);
+    send(`D ${seq} ${status} ${exitCode}`);
+  }
+  busy = false;
+}
+
+function parse() {
+  for (;;) {
+    const nl = pending.indexOf(10);
+    if (nl < 0) return;
+    const parts = pending.subarray(0, nl).toString('ascii').split(' ');
+    if (parts.length !== 4 || parts[0] !== 'X') {
+      process.stderr.write(`oishell node driver: bad request\n`);
+      pending = pending.subarray(nl + 1);
+      continue;
+    }
+    const codeLen = Number(parts[2]);
+    const stdinLen = Number(parts[3]);
+    const total = codeLen + 1 + (stdinLen >= 0 ? stdinLen + 1 : 0);
+    if (pending.length < nl + 1 + total) return;
+    const code = pending.subarray(nl + 1, nl + 1 + codeLen).toString('utf8');
+    pending = pending.subarray(nl + 1 + total);
+    queue.push({ seq: parts[1], code });
+  }
+}
+
+const channel = new (require('net').Socket)({ fd: CTL, readable: true, writable: false });
+channel.on('data', (chunk) => {
+  pending = Buffer.concat([pending, chunk]);
+  parse();
+  pump();
+});
+channel.on('end', () => process.exit(0));
+channel.on('error', () => process.exit(0));
+send('R');

@@ -1,0 +1,399 @@
+#include "runtime/executors/executor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace oishell::executors {
+namespace {
+
+// After a block ends, what its process wrote before is at most a pipe's capacity; a background job that keeps
+// writing must not keep the loop here, so draining stops after this much.
+constexpr size_t kDrainLimit = 1 << 20;
+
+Status set_nonblocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return Status::from_errno(errno, "fcntl(O_NONBLOCK)");
+  return Status::ok();
+}
+
+std::string exit_reason(const ExitInfo& exit) {
+  if (!exit.reason.empty()) return exit.reason;
+  if (exit.signal) {
+    const char* name = sigabbrev_np(exit.signal);
+    return "killed by signal " + std::to_string(exit.signal) + (name ? std::string(" (SIG") + name + ")" : "");
+  }
+  return "exited with status " + std::to_string(exit.exit_code);
+}
+
+uint64_t ms_since(Clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+}
+
+}  // namespace
+
+Executor::Executor(const Language& language, std::string program, std::string driver, Sandbox& sandbox,
+                   EventSink& events, ExecutorOptions options)
+    : language_(language),
+      program_(std::move(program)),
+      driver_(std::move(driver)),
+      sandbox_(sandbox),
+      events_(events),
+      options_(options) {}
+
+Executor::~Executor() {
+  if (alive_) (void)sandbox_.signal(process_id_, SIGKILL);
+}
+
+bool Executor::has_block(const std::string& id) const {
+  if (block_ && block_->request.id == id) return true;
+  for (const auto& queued : queue_) {
+    if (queued.id == id) return true;
+  }
+  return false;
+}
+
+Status Executor::start() {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    return Status::from_errno(errno, "socketpair()");
+  UniqueFd ours(pair[0]), theirs(pair[1]);
+  SpawnRequest request;
+  request.argv.push_back(program_);
+  for (const auto& arg : language_.args) request.argv.push_back(arg == "{driver}" ? driver_ : arg);
+  request.extra_env = {{"PYTHONUNBUFFERED", "1"}, {"MPLBACKEND", "Agg"}};
+  request.stdio = SpawnRequest::Stdio::pipes;
+  request.extra_fds = {theirs.get()};
+  auto spawned = sandbox_.spawn(request);
+  if (!spawned) return spawned.status().with_context("starting the " + language_.name + " executor");
+  theirs.reset();
+  spawned->stdin_fd.reset();  // a block's stdin is at EOF unless exec gives `stdin` (sent with the block)
+  for (int fd : {spawned->stdout_fd.get(), spawned->stderr_fd.get(), ours.get()}) OI_TRY(set_nonblocking(fd));
+  process_id_ = spawned->id;
+  stdout_ = std::move(spawned->stdout_fd);
+  stderr_ = std::move(spawned->stderr_fd);
+  control_ = std::move(ours);
+  alive_ = true;
+  ready_ = false;
+  if (ever_started_) {
+    events_.emit({{"event", "executor_restarted"},
+                  {"language", language_.name},
+                  {"reason", restart_reason_.empty() ? std::string("restarted") : restart_reason_},
+                  {"lost", language_.lost}});
+  }
+  ever_started_ = true;
+  restart_reason_.clear();
+  return Status::ok();
+}
+
+void Executor::submit(ExecRequest request) {
+  queue_.push_back(std::move(request));
+  if (!block_) start_next();
+}
+
+void Executor::start_next() {
+  while (!block_ && !queue_.empty() && !shut_down_) {
+    if (!alive_) {
+      Status started = start();
+      if (!started) {
+        ExecRequest failed = std::move(queue_.front());
+        queue_.pop_front();
+        events_.emit({{"event", "output"}, {"id", failed.id}, {"stream", "stderr"},
+                      {"data", "oishell: " + started.message() + "\n"}});
+        events_.emit(done_event(failed.id, "error", 127, 0, started.message()));
+        continue;
+      }
+    }
+    Block block;
+    block.request = std::move(queue_.front());
+    queue_.pop_front();
+    block.seq = std::to_string(++seq_);
+    block.started = Clock::now();
+    if (options_.wall_time) block.deadline = block.started + *options_.wall_time;
+    block_ = std::move(block);
+    send_block(*block_);
+  }
+}
+
+void Executor::send_block(Block& block) {
+  const auto& request = block.request;
+  control_out_ += "X " + block.seq + " " + std::to_string(request.code.size()) + " " +
+                  (request.stdin_data ? std::to_string(request.stdin_data->size()) : std::string("-1")) + "\n";
+  control_out_ += request.code;
+  control_out_.push_back('\0');
+  if (request.stdin_data) {
+    control_out_ += *request.stdin_data;
+    control_out_.push_back('\0');
+  }
+  flush_control();
+}
+
+void Executor::flush_control() {
+  while (control_ && !control_out_.empty()) {
+    ssize_t n = ::send(control_.get(), control_out_.data(), control_out_.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      control_out_.erase(0, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return;  // EAGAIN: POLLOUT will call again; EPIPE: the exit report follows
+    }
+  }
+}
+
+bool Executor::interrupt(const std::string& id) {
+  if (block_ && block_->request.id == id) {
+    if (block_->stop == Stop::none) stop_block(Stop::interrupt);
+    return true;
+  }
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->id == id) {
+      events_.emit(done_event(id, "interrupted", 130, 0, "interrupted before it started"));
+      queue_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Executor::stop_block(Stop why) {
+  block_->stop = why;
+  (void)sandbox_.signal(process_id_, SIGINT);
+  block_->kill_at = Clock::now() + options_.interrupt_grace;
+}
+
+void Executor::reset() {
+  if (!alive_) {
+    restart_reason_ = "reset";
+    Status started = start();
+    if (!started) events_.emit(error_event("reset " + language_.name + ": " + started.message()));
+    return;
+  }
+  if (block_) block_->stop = Stop::reset;
+  restart_reason_ = "reset";
+  (void)sandbox_.signal(process_id_, SIGKILL);
+}
+
+void Executor::shutdown() {
+  shut_down_ = true;
+  for (const auto& queued : queue_) events_.emit(done_event(queued.id, "killed", 137, 0, "session shut down"));
+  queue_.clear();
+  if (block_) {
+    drain_streams();
+    finish("killed", 137, "session shut down");
+  }
+  if (alive_) (void)sandbox_.signal(process_id_, SIGKILL);
+}
+
+void Executor::add_pollfds(std::vector<pollfd>& fds) const {
+  if (stdout_) fds.push_back({stdout_.get(), POLLIN, 0});
+  if (stderr_) fds.push_back({stderr_.get(), POLLIN, 0});
+  if (control_) fds.push_back({control_.get(), static_cast<short>(POLLIN | (control_out_.empty() ? 0 : POLLOUT)), 0});
+}
+
+bool Executor::owns_fd(int fd) const {
+  return (stdout_ && fd == stdout_.get()) || (stderr_ && fd == stderr_.get()) || (control_ && fd == control_.get());
+}
+
+void Executor::on_fd(int fd, short revents) {
+  if (stdout_ && fd == stdout_.get()) {
+    read_stream(fd, "stdout", stdout_carry_, false);
+  } else if (stderr_ && fd == stderr_.get()) {
+    read_stream(fd, "stderr", stderr_carry_, false);
+  } else if (control_ && fd == control_.get()) {
+    if (revents & POLLOUT) flush_control();
+    if (revents & (POLLIN | POLLHUP | POLLERR)) read_control();
+  }
+}
+
+void Executor::emit_output(const char* stream, std::string data) {
+  if (data.empty()) return;
+  events_.emit({{"event", "output"},
+                {"id", id_value(block_ ? block_->request.id : last_id_)},
+                {"stream", stream},
+                {"data", std::move(data)}});
+}
+
+void Executor::read_stream(int fd, const char* stream, Utf8Carry& carry, bool drain) {
+  std::string buffer(options_.read_chunk, '\0');
+  size_t total = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n > 0) {
+      emit_output(stream, carry.take(std::string_view(buffer.data(), static_cast<size_t>(n))));
+      total += static_cast<size_t>(n);
+      if (!drain || total >= kDrainLimit) return;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n == 0 || (n < 0 && errno != EAGAIN)) {  // end of stream: nobody holds the write end any more
+      emit_output(stream, carry.flush());
+      if (stdout_ && fd == stdout_.get()) stdout_.reset();
+      if (stderr_ && fd == stderr_.get()) stderr_.reset();
+      return;
+    } else {
+      return;  // EAGAIN
+    }
+  }
+}
+
+void Executor::drain_streams() {
+  if (stdout_) read_stream(stdout_.get(), "stdout", stdout_carry_, true);
+  if (stderr_) read_stream(stderr_.get(), "stderr", stderr_carry_, true);
+}
+
+void Executor::read_control() {
+  char buffer[64 * 1024];
+  for (;;) {
+    if (!control_) return;
+    ssize_t n = ::read(control_.get(), buffer, sizeof buffer);
+    if (n > 0) {
+      control_in_.append(buffer, static_cast<size_t>(n));
+      size_t start = 0;
+      for (size_t nl; (nl = control_in_.find('\n', start)) != std::string::npos; start = nl + 1) {
+        handle_control_line(control_in_.substr(start, nl - start));
+      }
+      control_in_.erase(0, start);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n == 0 || errno != EAGAIN) {
+      control_.reset();  // the driver is gone; its exit report says why
+      return;
+    } else {
+      return;
+    }
+  }
+}
+
+void Executor::handle_control_line(const std::string& line) {
+  // Driver to supervisor: "R", "L <seq> <line>", "I <seq> <format> <base64>", "D <seq> <status> <code>".
+  if (line == "R") {
+    ready_ = true;
+    return;
+  }
+  size_t sp1 = line.find(' ');
+  if (sp1 == std::string::npos || !block_) return;
+  size_t sp2 = line.find(' ', sp1 + 1);
+  const std::string seq = line.substr(sp1 + 1, sp2 == std::string::npos ? std::string::npos : sp2 - sp1 - 1);
+  if (seq != block_->seq || sp2 == std::string::npos) return;  // about an earlier block: stale
+  const std::string rest = line.substr(sp2 + 1);
+  switch (line[0]) {
+    case 'L': {
+      int number = std::atoi(rest.c_str());
+      if (number > 0 && number != block_->last_line) {
+        block_->last_line = number;
+        events_.emit({{"event", "active_line"}, {"id", block_->request.id}, {"line", number}});
+      }
+      return;
+    }
+    case 'I': {
+      size_t sp = rest.find(' ');
+      if (sp == std::string::npos) return;
+      events_.emit({{"event", "image"}, {"id", block_->request.id}, {"format", rest.substr(0, sp)},
+                    {"data", rest.substr(sp + 1)}});
+      return;
+    }
+    case 'D': {
+      size_t sp = rest.find(' ');
+      std::string status = rest.substr(0, sp);
+      int code = sp == std::string::npos ? 0 : std::atoi(rest.c_str() + sp + 1);
+      drain_streams();
+      std::string reason;
+      if (block_->stop == Stop::timeout) {
+        status = "timeout";
+        reason = "wall time limit " + std::to_string(options_.wall_time ? options_.wall_time->count() : 0) + " ms";
+      } else if (block_->stop == Stop::interrupt && status != "ok") {
+        status = "interrupted";
+      }
+      finish(status, code, reason);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void Executor::finish(const std::string& status, int exit_code, const std::string& reason) {
+  events_.emit(done_event(block_->request.id, status, exit_code, ms_since(block_->started), reason));
+  last_id_ = block_->request.id;
+  block_.reset();
+  start_next();
+}
+
+std::optional<Clock::time_point> Executor::next_deadline() const {
+  if (!block_) return std::nullopt;
+  std::optional<Clock::time_point> next = block_->kill_at;
+  if (block_->deadline && block_->stop == Stop::none && (!next || *block_->deadline < *next)) next = block_->deadline;
+  return next;
+}
+
+void Executor::on_time(Clock::time_point now) {
+  if (!block_) return;
+  if (block_->deadline && block_->stop == Stop::none && now >= *block_->deadline) stop_block(Stop::timeout);
+  if (block_->kill_at && now >= *block_->kill_at) {
+    block_->kill_at.reset();
+    (void)sandbox_.signal(process_id_, SIGKILL);  // did not stop on SIGINT; the exit report ends the block
+  }
+}
+
+void Executor::close_process() {
+  alive_ = false;
+  ready_ = false;
+  stdout_.reset();
+  stderr_.reset();
+  control_.reset();
+  control_in_.clear();
+  control_out_.clear();
+  emit_output("stdout", stdout_carry_.flush());
+  emit_output("stderr", stderr_carry_.flush());
+}
+
+bool Executor::on_exit(const ExitInfo& exit) {
+  if (!alive_ || exit.id != process_id_) return false;
+  drain_streams();
+  read_control();  // a `done` the driver sent just before it ended counts
+  const bool was_ready = ready_;
+  close_process();
+  const bool reset_requested = restart_reason_ == "reset";
+  restart_reason_ = reset_requested ? "reset" : exit_reason(exit);
+  if (block_) {
+    std::string status;
+    std::string reason = exit_reason(exit);
+    switch (block_->stop) {
+      case Stop::timeout:
+        status = "timeout";
+        reason = "wall time limit: the executor did not stop on SIGINT and was killed";
+        break;
+      case Stop::interrupt:
+        status = "interrupted";
+        reason = "the executor did not stop on SIGINT and was killed";
+        break;
+      case Stop::reset:
+        status = "interrupted";
+        reason = "reset";
+        break;
+      case Stop::shutdown:
+        status = "killed";
+        break;
+      case Stop::none:
+        status = exit.signal ? "killed" : "error";
+        break;
+    }
+    finish(status, exit.shell_status(), reason);  // starts the process again when blocks are queued
+  }
+  // Restart at once, so the next block finds its executor warm; not when it never came up (no crash loop).
+  if (!alive_ && !shut_down_ && (was_ready || reset_requested)) {
+    Status started = start();
+    if (!started) events_.emit(error_event("restarting " + language_.name + ": " + started.message()));
+  } else if (!alive_ && !shut_down_) {
+    events_.emit({{"event", "executor_exited"}, {"language", language_.name}, {"reason", restart_reason_},
+                  {"lost", language_.lost}});
+  }
+  return true;
+}
+
+}  // namespace oishell::executors

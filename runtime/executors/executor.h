@@ -1,0 +1,115 @@
+#pragma once
+// Executor: one persistent language process inside the sandbox, driven by its driver over a control socket
+// (docs/protocol.md, "Executor control channel"). Runs one block at a time; queues the rest. Streams the block's
+// stdout and stderr as output events, reports active lines, images and the end of the block (`done`), interrupts
+// (SIGINT to its process group, SIGKILL after a grace period), enforces the per-block wall time and restarts the
+// process after a crash, a kill or a reset, saying what was lost.
+//
+// Single-threaded: every method is called from the session's poll loop.
+#include <poll.h>
+
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/events.h"
+#include "runtime/executors/language.h"
+#include "runtime/executors/protocol.h"
+#include "runtime/sandbox.h"
+
+namespace oishell::executors {
+
+using Clock = std::chrono::steady_clock;
+
+struct ExecutorOptions {
+  std::optional<std::chrono::milliseconds> wall_time;               // per block; none = unlimited
+  std::chrono::milliseconds interrupt_grace{2000};                  // SIGINT, then SIGKILL after this
+  size_t read_chunk = 64 * 1024;                                     // the largest output event's data
+};
+
+class Executor {
+ public:
+  // `program` is the program's path inside the sandbox; `driver` the driver's path inside.
+  Executor(const Language& language, std::string program, std::string driver, Sandbox& sandbox, EventSink& events,
+           ExecutorOptions options);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const Language& language() const { return language_; }
+  bool has_block(const std::string& id) const;
+  // No block running or queued.
+  bool idle() const { return !block_ && queue_.empty(); }
+
+  // Queues a block; starts the process first when it is not running.
+  void submit(ExecRequest request);
+  // Interrupts a running block (SIGINT) or drops a queued one (done: interrupted). False: unknown id.
+  bool interrupt(const std::string& id);
+  // Kills the process (and ends a running block as interrupted); it restarts at once.
+  void reset();
+  // Kills the process for good: running and queued blocks end as `killed`.
+  void shutdown();
+
+  // Poll integration: the fds to watch, what happened on one of them, the next deadline and its handling.
+  void add_pollfds(std::vector<pollfd>& fds) const;
+  bool owns_fd(int fd) const;
+  void on_fd(int fd, short revents);
+  std::optional<Clock::time_point> next_deadline() const;
+  void on_time(Clock::time_point now);
+  // The sandbox reported that process `id` ended; false when it is not this executor's.
+  bool on_exit(const ExitInfo& exit);
+
+ private:
+  enum class Stop { none, interrupt, timeout, reset, shutdown };
+  struct Block {
+    ExecRequest request;
+    std::string seq;
+    Clock::time_point started;
+    std::optional<Clock::time_point> deadline;
+    Stop stop = Stop::none;
+    std::optional<Clock::time_point> kill_at;  // after SIGINT: when to give up and SIGKILL
+    int last_line = 0;
+  };
+
+  Status start();
+  void start_next();
+  void send_block(Block& block);
+  void stop_block(Stop why);
+  void read_stream(int fd, const char* stream, Utf8Carry& carry, bool drain);
+  void drain_streams();
+  void read_control();
+  void handle_control_line(const std::string& line);
+  void finish(const std::string& status, int exit_code, const std::string& reason);
+  void flush_control();
+  void close_process();
+  void emit_output(const char* stream, std::string data);
+
+  const Language& language_;
+  std::string program_;
+  std::string driver_;
+  Sandbox& sandbox_;
+  EventSink& events_;
+  ExecutorOptions options_;
+
+  bool alive_ = false;
+  bool ever_started_ = false;
+  bool ready_ = false;
+  uint64_t process_id_ = 0;
+  UniqueFd stdout_;
+  UniqueFd stderr_;
+  UniqueFd control_;
+  std::string control_in_;
+  std::string control_out_;
+  Utf8Carry stdout_carry_;
+  Utf8Carry stderr_carry_;
+  std::optional<Block> block_;
+  std::deque<ExecRequest> queue_;
+  std::string last_id_;  // output after a block ended (background jobs) is attributed to it
+  uint64_t seq_ = 0;
+  std::string restart_reason_;  // set when the process ended; reported by executor_restarted
+  bool shut_down_ = false;
+};
+
+}  // namespace oishell::executors

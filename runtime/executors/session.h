@@ -1,0 +1,62 @@
+#pragma once
+// Session: one per sandbox. Reads protocol requests (JSON lines) from an fd, routes blocks to one executor per
+// language, forwards what the executors report as events, and runs the poll loop that keeps everything moving
+// (non-blocking fds everywhere; the only blocking write is the event stream to the client).
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/executors/event_writer.h"
+#include "runtime/executors/executor.h"
+#include "runtime/executors/language.h"
+#include "runtime/sandbox.h"
+
+namespace oishell::executors {
+
+struct SessionOptions {
+  ExecutorOptions executor;
+  bool confined = true;          // false: --sandbox none (programs looked up on the host as they are)
+  std::string drivers_inside;    // the drivers directory as seen by the executors
+  std::string drivers_host;      // the same directory on the host (to check the drivers exist)
+  std::vector<std::string> prestart;  // languages to start before the first block (warm session)
+};
+
+// A language the session can run: its table entry and where its program and driver are inside.
+struct AvailableLanguage {
+  const Language* language = nullptr;
+  std::string program;  // inside the sandbox
+  std::string driver;   // inside the sandbox
+};
+
+// The languages present in this sandbox (program on its PATH, driver shipped).
+std::vector<AvailableLanguage> available_languages(const SandboxSpec& spec, const SessionOptions& options);
+
+class Session {
+ public:
+  Session(Sandbox& sandbox, EventWriter& events, std::vector<AvailableLanguage> languages, SessionOptions options);
+  ~Session();
+
+  // Emits `ready` (with `ready_extra` merged in: policy summary, sandbox kind, degradations), then serves requests
+  // from `in_fd` until `shutdown`, or until the input ends and every block has finished. Returns the exit status.
+  int run(int in_fd, const nlohmann::json& ready_extra);
+
+ private:
+  void handle_line(const std::string& line);
+  void handle(const ExecRequest& request);
+  Executor* executor_for(const Language& language, bool create);
+  Executor* executor_with_block(const std::string& id);
+  bool busy() const;
+  void shutdown_all();
+
+  Sandbox& sandbox_;
+  EventWriter& events_;
+  std::vector<AvailableLanguage> languages_;
+  SessionOptions options_;
+  std::map<std::string, std::unique_ptr<Executor>> executors_;  // by language name
+  bool stop_ = false;
+};
+
+}  // namespace oishell::executors

@@ -1,0 +1,210 @@
+// `oishell supervise`: one sandbox for a session, driven through the supervisor protocol (docs/protocol.md):
+// JSON-line requests on stdin, JSON-line events on stdout.
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/data_dir.h"
+#include "policy/compile.h"
+#include "runtime/executors/event_writer.h"
+#include "runtime/executors/host_processes.h"
+#include "runtime/executors/protocol.h"
+#include "runtime/executors/session.h"
+#include "runtime/sandbox.h"
+#include "tools/oishell/command.h"
+
+namespace oishell::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: oishell supervise [--policy FILE | --profile NAME] [--workspace DIR] [--sandbox openshell|none]\n"
+    "                         [--timeout DUR] [--memory SIZE] [--net none|proxy] [--allow-domain D]...\n"
+    "                         [--ro PATH]... [--rw PATH]... [--env K=V]... [--prestart LANG]...\n"
+    "\n"
+    "Starts one sandbox for a session and speaks the supervisor protocol (docs/protocol.md): JSON-line requests\n"
+    "on stdin (exec, interrupt, input, reset, answer, shutdown), JSON-line events on stdout (ready, output,\n"
+    "active_line, image, done, denied, ask, limit, executor_restarted, error). The policy's wall_time (or\n"
+    "--timeout) limits each block. --sandbox none runs the executors on the host without confinement.\n"
+    "--prestart LANG starts that executor before the first block (a warm session).\n"
+    "Exit status: 0 after shutdown or end of input; 125 the policy is invalid; 126 the sandbox could not be built.\n";
+
+struct SuperviseArgs {
+  PolicySource source;
+  PolicyOverrides overrides;
+  bool confined = true;
+  std::vector<std::string> prestart;
+};
+
+std::string parse(int argc, char** argv, SuperviseArgs* out, bool* help) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      *help = true;
+      return "";
+    }
+    std::string value;
+    if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return "option " + arg + " needs a value";
+    }
+    if (arg == "--policy") {
+      out->source.file = value;
+    } else if (arg == "--profile") {
+      out->source.profile = value;
+    } else if (arg == "--workspace") {
+      out->overrides.workspace = value;
+    } else if (arg == "--sandbox") {
+      if (value != "openshell" && value != "none") return "--sandbox must be openshell or none";
+      out->confined = value == "openshell";
+    } else if (arg == "--timeout") {
+      out->overrides.wall_time = value;
+    } else if (arg == "--memory") {
+      out->overrides.memory = value;
+    } else if (arg == "--net") {
+      out->overrides.net_mode = value;
+    } else if (arg == "--allow-domain") {
+      out->overrides.allow_domains.push_back(value);
+    } else if (arg == "--ro") {
+      out->overrides.read_only.push_back(value);
+    } else if (arg == "--rw") {
+      out->overrides.read_write.push_back(value);
+    } else if (arg == "--env") {
+      out->overrides.env_set.push_back(value);
+    } else if (arg == "--prestart") {
+      out->prestart.push_back(value);
+    } else {
+      return "unknown option " + arg;
+    }
+  }
+  if (!out->source.file.empty() && !out->source.profile.empty()) return "--policy and --profile exclude each other";
+  return "";
+}
+
+// The drivers directory, bound read-only into the sandbox at the same path (and readable + executable by
+// Landlock), since SandboxSpec is plain data the session adds it before the sandbox is built.
+void add_drivers_mount(SandboxSpec& spec, const std::string& drivers) {
+  spec.mounts.push_back(MountStep{MountStep::Kind::bind_ro, drivers, drivers, false});
+  spec.landlock.paths.push_back(LandlockPathRule{drivers, FsAccess::read_exec});
+}
+
+// The runtime's own events (denied, limit, net.*, start) are forwarded as protocol events. Their "id" is the
+// sandbox's process handle, not a block id, so it is renamed to "process_id" to keep `id` meaning a block.
+class RuntimeEventForwarder final : public EventSink {
+ public:
+  explicit RuntimeEventForwarder(EventSink& out) : out_(out) {}
+  void emit(const nlohmann::json& event) override {
+    if (!event.is_object() || !event.contains("id")) return out_.emit(event);
+    nlohmann::json copy = event;
+    copy["process_id"] = copy["id"];
+    copy.erase("id");
+    out_.emit(copy);
+  }
+
+ private:
+  EventSink& out_;
+};
+
+nlohmann::json policy_summary(const SandboxSpec& spec, uint64_t block_wall_ms) {
+  nlohmann::json limits = nlohmann::json::object();
+  if (block_wall_ms) limits["wall_time_ms"] = block_wall_ms;
+  if (spec.limits.memory_bytes) limits["memory_bytes"] = *spec.limits.memory_bytes;
+  if (spec.limits.pids) limits["pids"] = *spec.limits.pids;
+  if (spec.limits.cpu_time_seconds) limits["cpu_time_seconds"] = *spec.limits.cpu_time_seconds;
+  nlohmann::json allow = nlohmann::json::array();
+  for (const auto& rule : spec.network.allow) allow.push_back(rule.text);
+  return {{"workspace", spec.workspace},
+          {"workspace_read_only", spec.workspace_read_only},
+          {"cwd", spec.cwd},
+          {"network", spec.network.mode == NetMode::none ? "none" : spec.network.allow_all ? "proxy, all public"
+                                                                                           : "proxy, allowlist"},
+          {"network_allow", allow},
+          {"network_unlisted", spec.network.on_unlisted == OnUnlisted::ask ? "ask" : "deny"},
+          {"limits", limits}};
+}
+
+int run_supervise(int argc, char** argv) {
+  SuperviseArgs args;
+  bool help = false;
+  if (std::string error = parse(argc, argv, &args, &help); !error.empty()) {
+    std::fprintf(stderr, "oishell supervise: %s\n\n%s", error.c_str(), kUsage);
+    return kExitUsage;
+  }
+  if (help) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  ::signal(SIGPIPE, SIG_IGN);  // a client that goes away is an EPIPE, noticed by the event writer
+
+  auto compiled = compile_policy(args.source, args.overrides, CompileContext::from_process());
+  if (!compiled.is_ok()) {
+    std::fprintf(stderr, "oishell: policy: %s\n", compiled.status().message().c_str());
+    return kExitPolicyInvalid;
+  }
+  SandboxSpec spec = std::move(compiled.value());
+  // wall_time limits each block (enforced by the executors), not the life of the persistent executors.
+  const uint64_t block_wall_ms = spec.limits.wall_time_ms.value_or(0);
+  spec.limits.wall_time_ms.reset();
+
+  char resolved[PATH_MAX];
+  const std::string drivers_rel = data_path("runtime/executors/drivers");
+  const std::string drivers = ::realpath(drivers_rel.c_str(), resolved) ? std::string(resolved) : drivers_rel;
+  if (args.confined) add_drivers_mount(spec, drivers);
+
+  executors::EventWriter events(STDOUT_FILENO);
+  executors::SessionOptions options;
+  options.confined = args.confined;
+  options.drivers_inside = drivers;
+  options.drivers_host = drivers;
+  options.prestart = args.prestart;
+  if (block_wall_ms) options.executor.wall_time = std::chrono::milliseconds(block_wall_ms);
+
+  RuntimeEventForwarder runtime_events(events);
+  std::unique_ptr<Sandbox> sandbox;
+  if (args.confined) {
+    SandboxOptions sandbox_options;
+    sandbox_options.ask = [&events](const relay::AskRequest& ask) {
+      events.emit({{"event", "ask"}, {"ask_id", ask.id}, {"host", ask.host}, {"port", ask.port}});
+    };
+    auto created = Sandbox::create(spec, runtime_events, std::move(sandbox_options));
+    if (!created.is_ok()) {
+      std::fprintf(stderr, "oishell: sandbox could not be built: %s\n", created.status().message().c_str());
+      return kExitSandboxFailed;
+    }
+    sandbox = std::move(created.value());
+  } else {
+    auto created = executors::HostProcesses::create(spec, runtime_events);
+    if (!created.is_ok()) {
+      std::fprintf(stderr, "oishell: %s\n", created.status().message().c_str());
+      return kExitSandboxFailed;
+    }
+    sandbox = std::move(created.value());
+  }
+
+  auto languages = executors::available_languages(spec, options);
+  nlohmann::json extra = {{"sandbox", args.confined ? "openshell" : "none"},
+                          {"policy", policy_summary(spec, block_wall_ms)},
+                          {"degradations", sandbox->degradations()}};
+  int status;
+  {
+    executors::Session session(*sandbox, events, std::move(languages), options);
+    status = session.run(STDIN_FILENO, extra);
+  }
+  sandbox->shutdown();
+  return status;
+}
+
+const Registration registration{{"supervise", "serve a sandboxed session over the JSON-lines protocol",
+                                 &run_supervise}};
+
+}  // namespace
+}  // namespace oishell::cli
