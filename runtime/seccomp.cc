@@ -98,6 +98,10 @@ Result<UniqueFd> seccomp_apply(const SeccompSpec& spec) {
   if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0) {
     return Status::from_errno(-rc, "seccomp_attr_set(ACT_BADARCH, KILL_PROCESS)");
   }
+  // A binary tree over syscall numbers instead of a linear scan: every allowed call pays O(log n) comparisons.
+  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2); rc < 0) {
+    return Status::from_errno(-rc, "seccomp_attr_set(CTL_OPTIMIZE, 2)");
+  }
   for (const auto& planned : *rules) {
     const auto& rule = *planned.rule;
     uint32_t action = rule.report && notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(static_cast<uint32_t>(rule.err));
