@@ -45,6 +45,40 @@ bool looks_like_file(const std::string& policy) {
 
 constexpr size_t kMaxStderr = 16 * 1024;
 
+// ready.policy ({workspace, cwd, network, network_allow, network_unlisted, limits, ...}) in a few lines.
+std::string describe_policy(const json& p) {
+  auto str = [&p](const char* k) { return p.contains(k) && p[k].is_string() ? p[k].get<std::string>() : ""; };
+  std::string text;
+  if (!str("workspace").empty()) {
+    bool ro = p.value("workspace_read_only", false);
+    text += "- Workspace " + str("workspace") + (ro ? " (read-only)" : " (read-write)") +
+            "; files elsewhere on the host are hidden or read-only, and home is a fresh empty directory.\n";
+  }
+  if (!str("network").empty()) {
+    text += "- Network: " + str("network");
+    if (p.contains("network_allow") && p["network_allow"].is_array() && !p["network_allow"].empty()) {
+      std::string allow;
+      for (const auto& a : p["network_allow"]) allow += (allow.empty() ? "" : ", ") + (a.is_string() ? a.get<std::string>() : a.dump());
+      text += "; allowed: " + allow;
+    }
+    if (!str("network_unlisted").empty()) {
+      text += "; other destinations: " + std::string(str("network_unlisted") == "ask" ? "the user is asked" : str("network_unlisted"));
+    }
+    text += ". Programs reach the network through the HTTP(S)_PROXY the sandbox sets.\n";
+  }
+  if (p.contains("limits") && p["limits"].is_object() && !p["limits"].empty()) {
+    std::string limits;
+    for (const auto& [k, v] : p["limits"].items()) limits += (limits.empty() ? "" : ", ") + k + " " + v.dump();
+    text += "- Limits: " + limits + "\n";
+  }
+  for (const auto& [k, v] : p.items()) {
+    if (k == "workspace" || k == "workspace_read_only" || k == "network" || k == "network_allow" ||
+        k == "network_unlisted" || k == "limits" || k == "cwd") continue;
+    text += "- " + k + ": " + (v.is_string() ? v.get<std::string>() : dump_json(v)) + "\n";
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string_view ask_decision_name(AskDecision d) {
@@ -150,8 +184,7 @@ std::string SupervisorClient::load_policy_summary() {
     if (it == ready_event_.end()) continue;
     if (it->is_string() && !it->get<std::string>().empty()) return it->get<std::string>();
     if (it->is_object() && !it->empty()) {
-      std::string text;
-      for (const auto& [k, v] : it->items()) text += "- " + k + ": " + (v.is_string() ? v.get<std::string>() : dump_json(v)) + "\n";
+      std::string text = describe_policy(*it);
       if (auto d = ready_event_.find("degradations"); d != ready_event_.end() && d->is_array()) {
         for (const auto& x : *d) {
           if (x.is_string()) text += "- degraded: " + x.get<std::string>() + "\n";
@@ -296,37 +329,41 @@ Result<ExecResult> SupervisorClient::exec(const std::string& language, const std
     }
     if (ev->is_null()) continue;
     const json& e = *ev;
-    std::string name = e.value("event", "");
-    bool ours = !e.contains("id") || !e["id"].is_string() || e["id"].get<std::string>() == id;
-    if (name == "output" && ours) {
-      observer.on_output(e.value("stream", "stdout"), e.value("data", ""));
-    } else if (name == "active_line" && ours) {
-      if (e.contains("line") && e["line"].is_number_integer()) observer.on_active_line(e["line"].get<int>());
-    } else if (name == "image" && ours) {
-      observer.on_image(e.value("format", "png"), e.value("data", ""));
-    } else if (name == "done" && ours) {
-      result.status = e.value("status", "ok");
-      if (e.contains("exit_code") && e["exit_code"].is_number_integer()) result.exit_code = e["exit_code"].get<int>();
-      if (e.contains("duration_ms") && e["duration_ms"].is_number()) {
-        result.duration_ms = e["duration_ms"].get<int64_t>();
+    try {
+      std::string name = e.value("event", "");
+      bool ours = !e.contains("id") || !e["id"].is_string() || e["id"].get<std::string>() == id;
+      if (name == "output" && ours) {
+        observer.on_output(e.value("stream", "stdout"), e.value("data", ""));
+      } else if (name == "active_line" && ours) {
+        if (e.contains("line") && e["line"].is_number_integer()) observer.on_active_line(e["line"].get<int>());
+      } else if (name == "image" && ours) {
+        observer.on_image(e.value("format", "png"), e.value("data", ""));
+      } else if (name == "done" && ours) {
+        result.status = e.value("status", "ok");
+        if (e.contains("exit_code") && e["exit_code"].is_number_integer()) result.exit_code = e["exit_code"].get<int>();
+        if (e.contains("duration_ms") && e["duration_ms"].is_number()) {
+          result.duration_ms = e["duration_ms"].get<int64_t>();
+        }
+        return result;
+      } else if (name == "ask") {  // (net.ask is the audit copy of the same question)
+        json ask_id = e.contains("ask_id") ? e["ask_id"] : e.value("id", json());
+        AskDecision d = observer.on_ask(e);
+        if (d == AskDecision::deny) result.asks_denied.push_back(e);
+        OI_TRY(send({{"op", "answer"}, {"ask_id", ask_id}, {"decision", ask_decision_name(d)}}));
+      } else if (name == "denied" || name == "net.denied" || name.ends_with(".denied")) {
+        result.denials.push_back(e);
+        observer.on_notice(e);
+      } else if (name == "limit") {
+        result.limits.push_back(e);
+        observer.on_notice(e);
+      } else if (name == "executor_restarted" || name == "executor_exited") {
+        result.restarts.push_back(e);
+        observer.on_notice(e);
+      } else if (name == "error" && ours && e.contains("id")) {
+        return Status::error("the sandbox refused the block: " + e.value("message", dump_json(e)));
       }
-      return result;
-    } else if (name == "ask" || name == "net.ask") {
-      json ask_id = e.contains("ask_id") ? e["ask_id"] : e.value("id", json());
-      AskDecision d = observer.on_ask(e);
-      if (d == AskDecision::deny) result.asks_denied.push_back(e);
-      OI_TRY(send({{"op", "answer"}, {"ask_id", ask_id}, {"decision", ask_decision_name(d)}}));
-    } else if (name == "denied" || name == "net.denied" || name.ends_with(".denied")) {
-      result.denials.push_back(e);
-      observer.on_notice(e);
-    } else if (name == "limit") {
-      result.limits.push_back(e);
-      observer.on_notice(e);
-    } else if (name == "executor_restarted" || name == "executor_exited") {
-      result.restarts.push_back(e);
-      observer.on_notice(e);
-    } else if (name == "error" && ours && e.contains("id")) {
-      return Status::error("the sandbox refused the block: " + e.value("message", dump_json(e)));
+    } catch (const json::exception& ex) {  // a field of an unexpected type: say so, keep the session
+      observer.on_notice({{"event", "protocol_error"}, {"message", std::string(ex.what())}, {"line", dump_json(e)}});
     }
   }
 }

@@ -156,6 +156,22 @@ TEST_F(AgentE2E, ASandboxDenialIsReportedToTheModel) {
   EXPECT_NE(std::string::npos, output_fed_back(server, 2).find("ok"));
 }
 
+TEST_F(AgentE2E, ANetworkAskWithoutATerminalIsDeniedAndTheModelIsTold) {
+  // The default policy asks about unlisted destinations; with no terminal the agent answers deny. (.invalid names
+  // never resolve, so nothing could leave the machine even if the answer were wrong.)
+  ScriptedServer server(json::array(
+      {tool("python",
+            "import urllib.request\ntry:\n    urllib.request.urlopen('http://unlisted.oishell-test.invalid/', "
+            "timeout=10)\nexcept Exception as e:\n    print('failed:', e)"),
+       say("The sandbox blocked it.")}));
+  RunResult r = run(server, {"fetch it"});
+  EXPECT_EQ(0, r.exit_code) << r.out << r.err;
+  std::string fed = output_fed_back(server, 1);
+  EXPECT_NE(std::string::npos, fed.find("403")) << fed;
+  EXPECT_NE(std::string::npos, fed.find("unlisted.oishell-test.invalid:80")) << fed;
+  EXPECT_NE(std::string::npos, r.out.find("denied (no terminal to ask)")) << r.out;
+}
+
 TEST_F(AgentE2E, CtrlCStopsTheBlockAndTheModelIsTold) {
   ScriptedServer server(json::array({tool("python", "import time\nprint('started', flush=True)\ntime.sleep(60)"),
                                      say("Understood, stopped.")}));
