@@ -259,6 +259,28 @@ TEST_P(ExecutorTest, ResetRestartsOneExecutor) {
   EXPECT_EQ("False\n", c->run("python", "'gone' in globals()").out);
 }
 
+TEST_P(ExecutorTest, PolicyDenialArrivesBeforeDone) {
+  auto c = start();
+  // A new user namespace: denied inside the sandbox (seccomp `namespaces` set, EPERM, reported as `denied`);
+  // allowed on the host (--sandbox none), the neighbour that shows the block itself works.
+  auto r = c->run("shell", "unshare -U true; echo rc=$?; sleep 0.3");
+  const auto events = c->events();
+  size_t done_at = events.size(), denied_at = events.size();
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].value("event", "") == "done" && events[i].value("id", "") == r.done.value("id", "x")) done_at = i;
+    if (events[i].value("event", "") == "denied" && events[i].value("syscall", "") == "unshare") denied_at = i;
+  }
+  if (GetParam() == "none") {
+    EXPECT_EQ("rc=0\n", r.out) << r.err;
+    EXPECT_EQ(events.size(), denied_at);
+  } else {
+    EXPECT_EQ("rc=1\n", r.out) << r.err;
+    ASSERT_LT(denied_at, events.size()) << "no denied event";
+    EXPECT_LT(denied_at, done_at);
+    EXPECT_EQ("EPERM", events[denied_at].value("errno", ""));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, ExecutorTest, ::testing::Values("none", "openshell"),
                          [](const auto& info) { return info.param == "none" ? "NoSandbox" : "Sandbox"; });
 
