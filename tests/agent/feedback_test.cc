@@ -1,0 +1,54 @@
+#include "agent/feedback.h"
+
+#include <gtest/gtest.h>
+
+namespace oishell::agent {
+namespace {
+
+TEST(Feedback, LastMaxOutputCharactersMarkedTruncated) {
+  OutputTail tail(10);
+  tail.add("0123456789");
+  tail.add("abcdefghij");
+  ExecResult r;
+  std::string text = format_feedback(tail, r, 10);
+  EXPECT_EQ(0u, text.rfind("[output truncated: showing the last 10 of 20 characters]\nabcdefghij\n", 0)) << text;
+  EXPECT_TRUE(text.ends_with("[exit status 0]"));
+}
+
+TEST(Feedback, ShortOutputUntouchedAndStatusReported) {
+  OutputTail tail(2800);
+  tail.add("hello\n");
+  ExecResult r;
+  r.status = "error";
+  r.exit_code = 1;
+  EXPECT_EQ("hello\n[exit status 1]", format_feedback(tail, r, 2800));
+  r.status = "interrupted";
+  EXPECT_NE(std::string::npos, format_feedback(tail, r, 2800).find("interrupted by the user"));
+  r.status = "timeout";
+  EXPECT_NE(std::string::npos, format_feedback(tail, r, 2800).find("ran out of time"));
+}
+
+TEST(Feedback, DenialsLimitsAndRestartsAreTold) {
+  OutputTail tail(100);
+  ExecResult r;
+  r.denials.push_back({{"event", "net.denied"}, {"host", "evil.example"}, {"port", 443}, {"reason", "not allowed"}});
+  r.denials.push_back({{"event", "denied"}, {"syscall", "mount"}, {"set", "mount_and_pivot"}});
+  r.limits.push_back({{"event", "limit"}, {"kind", "memory"}});
+  r.restarts.push_back({{"event", "executor_restarted"}, {"language", "python"}, {"reason", "crashed"}});
+  std::string text = format_feedback(tail, r, 100);
+  EXPECT_NE(std::string::npos, text.find("(no output)"));
+  EXPECT_NE(std::string::npos, text.find("network access to evil.example:443 was denied by the sandbox (not allowed)"));
+  EXPECT_NE(std::string::npos, text.find("the sandbox denied mount (mount_and_pivot)"));
+  EXPECT_NE(std::string::npos, text.find("a sandbox limit was reached: memory"));
+  EXPECT_NE(std::string::npos, text.find("the python session was restarted (crashed); its variables were lost"));
+}
+
+TEST(Feedback, HugeOutputKeepsABoundedTail) {
+  OutputTail tail(100);
+  for (int i = 0; i < 10000; ++i) tail.add(std::string(100, 'x'));
+  EXPECT_EQ(1000000u, tail.total());
+  EXPECT_LE(tail.tail().size(), 64u * 1024 + 100);
+}
+
+}  // namespace
+}  // namespace oishell::agent
