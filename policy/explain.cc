@@ -95,14 +95,19 @@ void files(const Policy& policy, const SandboxSpec& spec, std::string& out) {
     out += "  Always hidden wherever they would be visible (" + std::to_string(listed.size()) +
            " entries): " + join(listed) + ".\n";
   }
-  if (!spec.protected_paths.empty()) {
+  std::vector<std::string> read_only_protected;
+  for (const auto& step : spec.mounts) {
+    if (step.kind == MountStep::Kind::protect) read_only_protected.push_back(step.target);
+  }
+  if (!read_only_protected.empty()) {
     out += "  Read-only inside the workspace, because tools on the host run them later: " +
-           join(spec.protected_paths) + ".\n";
+           join(read_only_protected) + ".\n";
   }
   std::vector<std::string> protect_listed;
   for (const auto& p : policy.filesystem.protect) protect_listed.push_back(p.text);
   if (!protect_listed.empty()) {
-    out += "  Protected when present (checked when the sandbox starts): " + join(protect_listed) + ".\n";
+    out += "  Protected when present (checked when the sandbox starts): " + join(protect_listed) +
+           ". Any of them created, changed or removed during the run is reported at exit.\n";
   }
   out += "  Nothing else of the host filesystem exists inside.\n";
 }

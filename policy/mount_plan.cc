@@ -170,26 +170,48 @@ Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Dia
     hides.push_back(p);
   }
 
-  // Protect steps: entries that exist now, inside a writable bind, and are not hidden.
+  // Protect: every entry inside a writable bind and not hidden is watched (spec.protected_paths, existing or not,
+  // lexically and where it really leads); the entries that exist now also get a read-only protect step.
   std::vector<Planned> protects;
+  auto writable = [&](const std::string& path) {
+    const Planned* parent = nearest_mount(unique, path);
+    return parent && parent->step.kind == MountStep::Kind::bind_rw && !hidden_by(path);
+  };
+  auto watch = [&](const std::string& path) {
+    if (writable(path) && std::find(spec.protected_paths.begin(), spec.protected_paths.end(), path) ==
+                              spec.protected_paths.end()) {
+      spec.protected_paths.push_back(path);
+    }
+  };
   for (const auto& item : in.fs->protect) {
     auto expanded = expand_path(item.text, PathRole::workspace_relative, in.vars);
     if (!expanded) {
       errors.push_back(Diagnostic{item.pos, "filesystem.protect", expanded.status().message(), ""});
       continue;
     }
-    if (host.kind(*expanded) == HostFs::Kind::missing) continue;
+    if (hidden_by(*expanded)) continue;
+    watch(*expanded);
+    if (host.kind(*expanded) == HostFs::Kind::missing) {
+      // Where it would appear: the real location of its deepest existing ancestor, plus the rest.
+      std::string ancestor = *expanded;
+      std::string rest;
+      while (ancestor != "/" && host.kind(ancestor) == HostFs::Kind::missing) {
+        size_t slash = ancestor.rfind('/');
+        rest = ancestor.substr(slash) + rest;
+        ancestor = slash == 0 ? "/" : ancestor.substr(0, slash);
+      }
+      if (auto real = host.real_path(ancestor)) watch((*real == "/" ? "" : *real) + rest);
+      continue;
+    }
     auto real = host.real_path(*expanded);
-    if (!real || hidden_by(*real)) continue;
-    const Planned* parent = nearest_mount(unique, *real);
-    if (!parent || parent->step.kind != MountStep::Kind::bind_rw) continue;
+    if (!real || !writable(*real)) continue;
+    watch(*real);
     if (std::any_of(protects.begin(), protects.end(), [&](const Planned& p) { return p.step.target == *real; })) {
       continue;
     }
     Planned p = make(MountStep::Kind::protect, *real, *real, FsAccess::read);
     p.landlock = false;
     protects.push_back(p);
-    spec.protected_paths.push_back(*real);
   }
   if (errors.size() != errors_before) return Status::error("filesystem");
 

@@ -98,7 +98,9 @@ struct SandboxSpec {
   HomeMode home = HomeMode::tmpfs;
   std::string home_path;          // $HOME inside the sandbox
   std::vector<MountStep> mounts;  // the whole mount plan, in order (hide and protect steps included)
-  std::vector<std::string> protected_paths;  // host paths inside the workspace watched for changes (exit report)
+  // Host paths of every `protect` entry inside a writable bind, existing at compile time or not (lexical and
+  // resolved): watched for changes, which are reported at exit. Only the existing ones also get a protect step.
+  std::vector<std::string> protected_paths;
   LandlockSpec landlock;
   SeccompSpec seccomp;
   NetworkSpec network;

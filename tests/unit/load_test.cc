@@ -166,12 +166,29 @@ TEST(Compile, WorkspaceMayNotBeTheHostRootOrProc) {
 }
 
 TEST(Compile, ProtectFollowsSymlinksOnlyWithinWritableBinds) {
-  // link-out -> /etc: already read-only, so no protect step for it.
-  auto r = load_text("version: 1\nfilesystem: {protect: [link-out, .envrc, missing-file]}\n");
+  // link-out -> /etc: already read-only, so no protect step for it; the link itself is watched (it is in the
+  // writable workspace), as is missing-file, which may appear during the run. Only .envrc gets a protect step.
+  auto r = load_text("version: 1\nfilesystem: {protect: [link-out, .envrc, missing-file, src/missing/deep]}\n");
   ASSERT_TRUE(r.ok());
   auto spec = policy::compile(r.policy, fake_context());
   ASSERT_TRUE(spec.is_ok()) << spec.status().message();
-  EXPECT_EQ(std::vector<std::string>{"/home/user/project/.envrc"}, spec->protected_paths);
+  EXPECT_EQ((std::vector<std::string>{"/home/user/project/link-out", "/home/user/project/.envrc",
+                                      "/home/user/project/missing-file", "/home/user/project/src/missing/deep"}),
+            spec->protected_paths);
+  std::vector<std::string> protect_steps;
+  for (const auto& step : spec->mounts) {
+    if (step.kind == MountStep::Kind::protect) protect_steps.push_back(step.target);
+  }
+  EXPECT_EQ(std::vector<std::string>{"/home/user/project/.envrc"}, protect_steps);
+}
+
+TEST(Compile, ProtectOutsideWritableBindsIsNotWatched) {
+  // A read-only workspace cannot be written, so nothing in it is bound again or watched.
+  auto r = load_text("version: 1\nfilesystem: {workspace_read_only: true, protect: [.envrc, missing-file]}\n");
+  ASSERT_TRUE(r.ok());
+  auto spec = policy::compile(r.policy, fake_context());
+  ASSERT_TRUE(spec.is_ok()) << spec.status().message();
+  EXPECT_TRUE(spec->protected_paths.empty());
 }
 
 TEST(Compile, EnvNeverCarriesAnUnnamedVariable) {
