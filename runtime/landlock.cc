@@ -119,41 +119,30 @@ int landlock_abi_version() {
   return abi < 0 ? 0 : abi;
 }
 
-Status landlock_apply(const LandlockSpec& spec, LandlockReport* report) {
+Result<LandlockHandled> landlock_negotiate(const LandlockSpec& spec, int abi, LandlockReport* report) {
   LandlockReport local;
   if (report == nullptr) report = &local;
-  int abi = landlock_abi_version();
-  report->abi = abi;
-  if (abi <= 0) {
-    int err = errno;
-    std::string why = err == EOPNOTSUPP ? "Landlock is disabled at boot (lsm= does not list landlock)"
-                                         : "the kernel has no Landlock (" + errno_text(err) + ")";
-    if (spec.required) return Status::error("landlock (required): " + why);
-    report->degraded.push_back("filesystem, TCP and scope rules not enforced: " + why);
-    return Status::ok();
-  }
-
-  sys::LandlockRulesetAttr attr;
-  attr.handled_access_fs = kAbi1Fs;
+  LandlockHandled attr;
+  attr.fs = kAbi1Fs;
   if (abi >= 2) {
-    attr.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
+    attr.fs |= LANDLOCK_ACCESS_FS_REFER;
   } else {
     // Without refer, ABI 1 denies every cross-directory rename and link: stricter, so never an error.
     report->degraded.push_back(
         "refer not available (ABI 1): renaming or linking across directories is always denied, even where writable");
   }
   if (abi >= 3) {
-    attr.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    attr.fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
   } else {
-    OI_TRY(missing(spec, abi, {"truncate", 3, "truncate(2) and O_TRUNC work on any writable-looking file"}, report));
+    OI_TRY(missing(spec, abi, {"truncate", 3, "truncate(2) and O_TRUNC are not restricted by Landlock"}, report));
   }
   if (abi >= 5) {
-    attr.handled_access_fs |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+    attr.fs |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
   } else {
     OI_TRY(missing(spec, abi, {"ioctl_dev", 5, "ioctls on device files are not restricted by Landlock"}, report));
   }
   if (abi >= 4) {
-    attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+    attr.net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
   } else {
     OI_TRY(missing(spec, abi, {"TCP bind/connect", 4, "TCP ports are not restricted by Landlock"}, report));
   }
@@ -172,6 +161,29 @@ Status landlock_apply(const LandlockSpec& spec, LandlockReport* report) {
       OI_TRY(missing(spec, abi, {"signal scope", 6, "signals are limited by the pid namespace only"}, report));
     }
   }
+  return attr;
+}
+
+Status landlock_apply(const LandlockSpec& spec, LandlockReport* report) {
+  LandlockReport local;
+  if (report == nullptr) report = &local;
+  int abi = landlock_abi_version();
+  report->abi = abi;
+  if (abi <= 0) {
+    int err = errno;
+    std::string why = err == EOPNOTSUPP ? "Landlock is disabled at boot (lsm= does not list landlock)"
+                                         : "the kernel has no Landlock (" + errno_text(err) + ")";
+    if (spec.required) return Status::error("landlock (required): " + why);
+    report->degraded.push_back("filesystem, TCP and scope rules not enforced: " + why);
+    return Status::ok();
+  }
+
+  auto handled = landlock_negotiate(spec, abi, report);
+  if (!handled) return handled.status();
+  sys::LandlockRulesetAttr attr;
+  attr.handled_access_fs = handled->fs;
+  attr.handled_access_net = handled->net;
+  attr.scoped = handled->scoped;
 
   // The attribute grew with the ABI: fs only (ABI 1-3), + net (ABI 4-5), + scoped (ABI 6+).
   size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? offsetof(sys::LandlockRulesetAttr, scoped)

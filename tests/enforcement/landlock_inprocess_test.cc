@@ -20,6 +20,7 @@
 
 #include "base/unique_fd.h"
 #include "runtime/landlock.h"
+#include "runtime/sys/syscalls.h"
 #include "seal_child.h"
 
 namespace oishell::test {
@@ -317,6 +318,45 @@ TEST(LandlockInProcess, WithoutNoNewPrivsOrCapabilityRestrictFails) {
   });
   EXPECT_EQ(r.at("seal"),
             "landlock (needs no_new_privs or CAP_SYS_ADMIN): landlock_restrict_self: EPERM (Operation not permitted)");
+}
+
+// Negotiation at older ABIs (pure, no kernel needed): required fails closed naming the right and the ABI;
+// best_effort leaves the right out and says so.
+TEST(LandlockNegotiation, OlderAbisFailClosedWhenRequired) {
+  LandlockSpec required;
+  LandlockReport report;
+  auto at3 = landlock_negotiate(required, 3, &report);
+  ASSERT_FALSE(at3.is_ok());
+  EXPECT_EQ(at3.status().message(),
+            "landlock (required): ioctl_dev not enforced: needs Landlock ABI 5, the kernel has ABI 3 (ioctls on device "
+            "files are not restricted by Landlock)");
+  auto at7 = landlock_negotiate(required, 7, &report);
+  ASSERT_TRUE(at7.is_ok());
+  EXPECT_NE(at7->fs & LANDLOCK_ACCESS_FS_IOCTL_DEV, 0u);
+  EXPECT_EQ(at7->net, LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP);
+  EXPECT_EQ(at7->scoped, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL);
+}
+
+TEST(LandlockNegotiation, BestEffortReportsWhatDegraded) {
+  LandlockSpec best;
+  best.required = false;
+  LandlockReport report;
+  auto at2 = landlock_negotiate(best, 2, &report);
+  ASSERT_TRUE(at2.is_ok());
+  EXPECT_EQ(at2->fs & LANDLOCK_ACCESS_FS_TRUNCATE, 0u);
+  EXPECT_NE(at2->fs & LANDLOCK_ACCESS_FS_REFER, 0u);
+  EXPECT_EQ(at2->net, 0u);
+  EXPECT_EQ(at2->scoped, 0u);
+  ASSERT_EQ(report.degraded.size(), 5u);
+  EXPECT_EQ(report.degraded[0],
+            "truncate not enforced: needs Landlock ABI 3, the kernel has ABI 2 (truncate(2) and O_TRUNC are not "
+            "restricted by Landlock)");
+  LandlockReport abi1;
+  ASSERT_TRUE(landlock_negotiate(best, 1, &abi1).is_ok());
+  EXPECT_EQ(abi1.degraded.at(0).rfind("refer not available (ABI 1)", 0), 0u);
+  // refer missing is stricter, never an error even when required... but truncate still is.
+  LandlockSpec required;
+  EXPECT_FALSE(landlock_negotiate(required, 1, nullptr).is_ok());
 }
 
 }  // namespace
