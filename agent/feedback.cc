@@ -30,6 +30,7 @@ std::string describe_event(const nlohmann::json& e) {
     std::string detail = str("reason").empty() ? str("message") : str("reason");
     std::string line = "the sandbox denied " + (what.empty() ? std::string("an action") : what);
     if (!set.empty()) line += " (" + set + ")";
+    if (!str("errno").empty()) line += ": " + str("errno");
     if (!detail.empty()) line += ": " + detail;
     return line;
   }

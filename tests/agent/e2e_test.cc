@@ -156,6 +156,22 @@ TEST_F(AgentE2E, ASandboxDenialIsReportedToTheModel) {
   EXPECT_NE(std::string::npos, output_fed_back(server, 2).find("ok"));
 }
 
+TEST_F(AgentE2E, ASeccompDenialEventReachesTheModel) {
+  // unshare(CLONE_NEWUSER) is in the `namespaces` deny set: EPERM, and a `denied` event the model is told about.
+  // Its neighbour getpid() works. Without the sandbox, unshare would succeed (0) and nothing would be reported.
+  ScriptedServer server(json::array(
+      {tool("python",
+            "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('pid ok', os.getpid() > 0)\n"
+            "print('unshare:', libc.unshare(0x10000000), os.strerror(ctypes.get_errno()))"),
+       say("Namespaces are not allowed.")}));
+  RunResult r = run(server, {"unshare"});
+  EXPECT_EQ(0, r.exit_code) << r.out << r.err;
+  std::string fed = output_fed_back(server, 1);
+  EXPECT_NE(std::string::npos, fed.find("pid ok True")) << fed;
+  EXPECT_NE(std::string::npos, fed.find("unshare: -1 Operation not permitted")) << fed;
+  EXPECT_NE(std::string::npos, fed.find("[the sandbox denied unshare (namespaces): EPERM]")) << fed;
+}
+
 TEST_F(AgentE2E, ANetworkAskWithoutATerminalIsDeniedAndTheModelIsTold) {
   // The default policy asks about unlisted destinations; with no terminal the agent answers deny. (.invalid names
   // never resolve, so nothing could leave the machine even if the answer were wrong.)
