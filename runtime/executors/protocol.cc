@@ -128,7 +128,8 @@ std::string Utf8Carry::take(std::string_view chunk) {
   if (back < n) {
     auto lead = static_cast<unsigned char>(data[n - 1 - back]);
     size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    if (lead >= 0xC0 && need > back + 1 && need <= 4) {
+    const bool valid_lead = lead >= 0xC2 && lead <= 0xF4;  // 0xC0, 0xC1, 0xF5.. never start a sequence
+    if (valid_lead && need > back + 1) {
       pending_ = data.substr(n - 1 - back);
       data.resize(n - 1 - back);
     }
