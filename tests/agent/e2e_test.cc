@@ -83,6 +83,7 @@ TEST_F(AgentE2E, WritesAFileInTheWorkspaceAndReadsItBack) {
   EXPECT_NE(std::string::npos, output_fed_back(server, 1).find("[exit status 0]"));
   EXPECT_NE(std::string::npos, r.out.find("The file says: sandboxed 42."));
   // The first request carried the system prompt with host facts and the sandbox, and the execute tool.
+  ASSERT_FALSE(server.requests().empty());
   auto first = server.requests()[0]["body"];
   EXPECT_EQ("execute", first["tools"][0]["function"]["name"]);
   std::string system = first["messages"][0]["content"];
@@ -98,7 +99,7 @@ TEST_F(AgentE2E, PythonStatePersistsAcrossFencedBlocks) {
   RunResult r = run(server, {"--no-llm_supports_functions", "add one"});
   EXPECT_EQ(0, r.exit_code) << r.out << r.err;
   auto reqs = server.requests();
-  ASSERT_EQ(3u, reqs.size());
+  ASSERT_EQ(3u, reqs.size()) << r.out << r.err;
   EXPECT_FALSE(reqs[0]["body"].contains("tools"));
   std::string last = reqs[2]["body"]["messages"].back()["content"];
   EXPECT_NE(std::string::npos, last.find("42")) << last;
