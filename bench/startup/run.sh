@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Start-up cost of the sandbox: `/bin/true` and `python3 -c pass` under `oishell run` (default profile), under
 # bubblewrap with all namespaces, and bare. The three are run alternately (one of each per round, so that machine
-# load affects them alike); medians and the ratios oishell/bwrap and oishell/bare are printed.
+# load affects them alike); medians of wall time and (with perf installed) of CPU time (`perf stat -e task-clock`,
+# every task started) and the ratios oishell/bwrap and oishell/bare are printed.
 #
 #   bench/startup/run.sh [-n ROUNDS] [-o OISHELL_BINARY]
 #
@@ -34,21 +35,38 @@ fi
 echo "oishell: $oishell ($("$oishell" --version)); bwrap: $(command -v bwrap || echo absent); rounds: $rounds"
 echo "kernel $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$python" - "$rounds" "$oishell" "$python" "${bwrap_prefix[@]}" <<'PY'
-import os, statistics, sys, time
+import os, shutil, statistics, sys, time
 rounds, oishell, python = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 bwrap = sys.argv[4:]
 workloads = {"/bin/true": ["/bin/true"], "python3 -c pass": [python, "-c", "pass"]}
 null = os.open(os.devnull, os.O_RDWR)
 
-def run(argv):
-    start = time.perf_counter_ns()
+perf = shutil.which("perf")
+perf_out = os.path.join(os.getcwd(), "perf-stat.csv")
+
+def spawn(argv):
     pid = os.posix_spawn(argv[0] if argv[0].startswith("/") else "/usr/bin/" + argv[0], argv, os.environ,
                          file_actions=[(os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1)])
     _, status = os.waitpid(pid, 0)
-    elapsed = (time.perf_counter_ns() - start) / 1e6
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"bench/startup: {' '.join(argv)} failed with status {os.waitstatus_to_exitcode(status)}")
-    return elapsed
+
+def run(argv):
+    start = time.perf_counter_ns()
+    spawn(argv)
+    return (time.perf_counter_ns() - start) / 1e6
+
+# CPU time of every task the command starts (threads, sandbox init, the sandboxed process, and also processes
+# nobody waits for, which getrusage would miss: bwrap's pid 1): `perf stat -e task-clock`. A loaded machine
+# inflates it far less than wall time.
+def cpu(argv):
+    spawn([perf, "stat", "-x,", "-e", "task-clock", "-o", perf_out, "--"] + argv)
+    with open(perf_out) as f:
+        for line in f:
+            fields = line.split(",")
+            if len(fields) > 2 and fields[2].startswith("task-clock"):
+                return float(fields[0])
+    sys.exit("bench/startup: no task-clock in perf stat output")
 
 for name, command in workloads.items():
     runners = {"oishell": [oishell, "run", "--"] + command, "bare": command}
@@ -58,15 +76,21 @@ for name, command in workloads.items():
         for _ in range(3):
             run(argv)
     times = {k: [] for k in runners}
+    cpus = {k: [] for k in runners}
     for _ in range(rounds):
         for key, argv in runners.items():
             times[key].append(run(argv))
-    med = {k: statistics.median(v) for k, v in times.items()}
-    line = f"{name:16s} median ms: " + ", ".join(f"{k} {med[k]:.2f}" for k in runners)
-    line += f"; oishell/bare {med['oishell'] / med['bare']:.2f}"
-    if bwrap:
-        line += f"; oishell/bwrap {med['oishell'] / med['bwrap']:.2f}"
-    print(line)
+            if perf:
+                cpus[key].append(cpu(argv))
+    for label, samples in (("wall", times), ("cpu", cpus)):
+        if not samples["bare"]:
+            continue
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        line = f"{name:16s} {label:4s} median ms: " + ", ".join(f"{k} {med[k]:.2f}" for k in runners)
+        line += f"; oishell/bare {med['oishell'] / med['bare']:.2f}"
+        if bwrap:
+            line += f"; oishell/bwrap {med['oishell'] / med['bwrap']:.2f}"
+        print(line)
 PY
 
 if [ "$use_hyperfine" = 1 ] && command -v hyperfine >/dev/null; then
