@@ -115,7 +115,9 @@ class RunEventSink final : public EventSink {
     const char* key = kind == "exit" ? "protected_changed" : kind == "protected_changed" ? "paths" : nullptr;
     if (key && event.contains(key)) {
       for (const auto& p : event[key]) {
-        if (p.is_string()) std::fprintf(stderr, "oishell: protected path %s\n", p.get<std::string>().c_str());
+        if (p.is_string()) {
+          std::fprintf(stderr, "oishell: protected path changed during the run: %s\n", p.get<std::string>().c_str());
+        }
       }
     }
   }
