@@ -25,7 +25,7 @@ class ProtectWatch {
   // "PATH (not fully checked: more than N entries)". Empty when nothing changed.
   std::vector<std::string> changes() const;
 
-  static constexpr size_t kMaxEntries = 4096;
+  static constexpr size_t kMaxEntries = 1024;
   static constexpr int kMaxDepth = 16;
 
   struct Entry {
