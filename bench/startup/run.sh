@@ -21,6 +21,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -x "$oishell" ] || { echo "bench/startup: $oishell not found (build first, or pass -o)" >&2; exit 1; }
+oishell="$(realpath "$oishell")"  # the benchmark runs in a temporary directory
 # Debian's python3 (a pyenv python under /root would not be visible inside any sandbox).
 python=/usr/bin/python3
 workspace="$(mktemp -d)"
