@@ -15,6 +15,7 @@
 #include "runtime/event_log.h"
 #include "runtime/sandbox.h"
 #include "tools/oishell/command.h"
+#include "tools/oishell/policy_flags.h"
 #include "tools/oishell/run_ask.h"
 
 namespace oishell::cli {
@@ -63,27 +64,8 @@ std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
     } else {
       return "option " + arg + " needs a value";
     }
-    if (arg == "--policy") {
-      out->source.file = value;
-    } else if (arg == "--profile") {
-      out->source.profile = value;
-    } else if (arg == "--workspace") {
-      out->overrides.workspace = value;
-    } else if (arg == "--ro") {
-      out->overrides.read_only.push_back(value);
-    } else if (arg == "--rw") {
-      out->overrides.read_write.push_back(value);
-    } else if (arg == "--allow-domain") {
-      out->overrides.allow_domains.push_back(value);
-    } else if (arg == "--net") {
-      out->overrides.net_mode = value;
-    } else if (arg == "--env") {
-      out->overrides.env_set.push_back(value);
-    } else if (arg == "--timeout") {
-      out->overrides.wall_time = value;
-    } else if (arg == "--memory") {
-      out->overrides.memory = value;
-    } else if (arg == "--events") {
+    if (apply_policy_flag(arg, value, &out->source, &out->overrides)) continue;
+    if (arg == "--events") {
       out->events_file = value;
     } else if (arg == "--events-fd") {
       char* end = nullptr;

@@ -18,6 +18,7 @@
 #include "runtime/executors/session.h"
 #include "runtime/sandbox.h"
 #include "tools/oishell/command.h"
+#include "tools/oishell/policy_flags.h"
 
 namespace oishell::cli {
 namespace {
@@ -57,29 +58,10 @@ std::string parse(int argc, char** argv, SuperviseArgs* out, bool* help) {
     } else {
       return "option " + arg + " needs a value";
     }
-    if (arg == "--policy") {
-      out->source.file = value;
-    } else if (arg == "--profile") {
-      out->source.profile = value;
-    } else if (arg == "--workspace") {
-      out->overrides.workspace = value;
-    } else if (arg == "--sandbox") {
+    if (apply_policy_flag(arg, value, &out->source, &out->overrides)) continue;
+    if (arg == "--sandbox") {
       if (value != "openshell" && value != "none") return "--sandbox must be openshell or none";
       out->confined = value == "openshell";
-    } else if (arg == "--timeout") {
-      out->overrides.wall_time = value;
-    } else if (arg == "--memory") {
-      out->overrides.memory = value;
-    } else if (arg == "--net") {
-      out->overrides.net_mode = value;
-    } else if (arg == "--allow-domain") {
-      out->overrides.allow_domains.push_back(value);
-    } else if (arg == "--ro") {
-      out->overrides.read_only.push_back(value);
-    } else if (arg == "--rw") {
-      out->overrides.read_write.push_back(value);
-    } else if (arg == "--env") {
-      out->overrides.env_set.push_back(value);
     } else if (arg == "--prestart") {
       out->prestart.push_back(value);
     } else {
