@@ -161,6 +161,15 @@ Status SeccompNotifier::handle_ready() {
   int err = nr < errno_by_syscall_.size() && errno_by_syscall_[nr] != 0 ? errno_by_syscall_[nr] : EPERM;
   std::string set = nr < set_by_syscall_.size() && !set_by_syscall_[nr].empty() ? set_by_syscall_[nr] : "unknown";
 
+  // Reported before the answer: the blocked call cannot return (and the code that made it cannot finish) before
+  // its denial is on its way to the user and the model.
+  events_.emit({{"event", "denied"},
+                {"kind", "syscall"},
+                {"syscall", syscall_name(req->data.nr)},
+                {"set", set},
+                {"errno", errno_name(err)},
+                {"pid", req->pid}});
+
   // The answer is always a denial, so nothing is read from the caller's memory and the id check cannot race in a
   // way that matters; it still tells a live caller from one that died while waiting.
   bool alive = seccomp_notify_id_valid(fd_.get(), req->id) == 0;
@@ -171,12 +180,6 @@ Status SeccompNotifier::handle_ready() {
   if (alive && seccomp_notify_respond(fd_.get(), resp) < 0 && errno != ENOENT) {
     return Status::from_errno(errno, "seccomp_notify_respond");
   }
-  events_.emit({{"event", "denied"},
-                {"kind", "syscall"},
-                {"syscall", syscall_name(req->data.nr)},
-                {"set", set},
-                {"errno", errno_name(err)},
-                {"pid", req->pid}});
   return Status::ok();
 }
 
