@@ -19,7 +19,8 @@ constexpr const char* kCurl = "/usr/bin/curl";
 class RelayEnforcementTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(kCurl)) GTEST_SKIP() << "curl is not installed at " << kCurl;
+    // curl is a test dependency (tools/dev installs it): its absence is a failure, not a skip.
+    ASSERT_TRUE(std::filesystem::exists(kCurl)) << "curl is not installed at " << kCurl << " (tools/dev installs it)";
     policy_ = dir_.write("policy.yaml", R"(version: 1
 extends: default
 network:
