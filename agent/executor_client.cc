@@ -1,5 +1,7 @@
 #include "agent/executor_client.h"
 
+#include "base/data_dir.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -26,15 +28,6 @@ using nlohmann::json;
 bool is_executable(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
-}
-
-std::string exe_dir() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return {};
-  std::string path(buf, static_cast<size_t>(n));
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
 bool looks_like_file(const std::string& policy) {
@@ -92,7 +85,7 @@ std::string_view ask_decision_name(AskDecision d) {
 
 std::string find_oishell() {
   if (const char* env = std::getenv("OISHELL_BIN"); env && *env) return env;
-  std::string dir = exe_dir();
+  std::string dir = self_exe_dir();
   if (!dir.empty()) {
     if (is_executable(dir + "/oishell")) return dir + "/oishell";
     if (is_executable(dir + "/../oishell")) return dir + "/../oishell";

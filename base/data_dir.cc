@@ -16,6 +16,8 @@ bool is_dir(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+}  // namespace
+
 std::string self_exe_dir() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -24,8 +26,6 @@ std::string self_exe_dir() {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
-
-}  // namespace
 
 std::string data_dir() {
   if (const char* env = std::getenv("OISHELL_DATA_DIR"); env && *env) return env;

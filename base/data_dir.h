@@ -5,6 +5,8 @@
 
 namespace oishell {
 
+// The directory of the running binary (/proc/self/exe); empty when it cannot be read.
+std::string self_exe_dir();
 // Directory holding `profiles/` and `drivers/` (installed layout) or the source tree (build layout).
 std::string data_dir();
 // Full path of a data file given its path relative to the source tree (e.g. "profiles/default.yaml").
