@@ -7,7 +7,6 @@ namespace {
 
 const char* kind_name(Kind kind) {
   switch (kind) {
-    case Kind::go: return "go";
     case Kind::joined: return "joined";
     case Kind::spawn: return "spawn";
     case Kind::signal: return "signal";
@@ -19,6 +18,34 @@ const char* kind_name(Kind kind) {
     case Kind::exited: return "exited";
   }
   return "?";
+}
+
+std::string to_hex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+bool from_hex(const std::string& hex, std::string* out) {
+  if (hex.size() % 2 != 0) return false;
+  out->resize(hex.size() / 2);
+  for (size_t i = 0; i < out->size(); ++i) {
+    int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    (*out)[i] = static_cast<char>(hi << 4 | lo);
+  }
+  return true;
 }
 
 }  // namespace
@@ -33,6 +60,7 @@ std::string encode(const ControlMessage& m) {
   if (!m.cwd.empty()) j["cwd"] = m.cwd;
   if (!m.step.empty()) j["step"] = m.step;
   if (!m.message.empty()) j["msg"] = m.message;
+  if (!m.data.empty()) j["data"] = to_hex(m.data);
   // Invalid UTF-8 in argv/env is passed through byte for byte rather than rejected.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::ignore);
 }
@@ -44,7 +72,7 @@ Result<ControlMessage> decode(const std::string& payload) {
   }
   ControlMessage m;
   const std::string type = j["t"].get<std::string>();
-  static constexpr Kind kKinds[] = {Kind::go,        Kind::joined,  Kind::spawn,   Kind::signal,       Kind::fail,  Kind::listeners,
+  static constexpr Kind kKinds[] = {Kind::joined,  Kind::spawn,   Kind::signal,       Kind::fail,  Kind::listeners,
                                     Kind::ready,     Kind::spawned, Kind::spawn_failed, Kind::exited};
   bool known = false;
   for (Kind k : kKinds) {
@@ -71,6 +99,8 @@ Result<ControlMessage> decode(const std::string& payload) {
   };
   bool ok = strings("argv", &m.argv) && strings("env", &m.env) && strings("s", &m.strings) &&
             string("cwd", &m.cwd) && string("step", &m.step) && string("msg", &m.message);
+  std::string hex;
+  ok = ok && string("data", &hex) && from_hex(hex, &m.data);
   if (j.contains("id")) {
     ok = ok && j["id"].is_number_unsigned();
     if (ok) m.id = j["id"].get<uint64_t>();

@@ -2,9 +2,11 @@
 // The messages between the supervisor and sandbox init over their SOCK_SEQPACKET socket: one JSON object per
 // message, descriptors alongside (SCM_RIGHTS, runtime/fd_passing.h).
 //
-//   supervisor -> init   go            uid/gid maps written: start building the sandbox
-//                        joined        init is in the limits' cgroups (sent while init builds its mount tree:
-//                                      the cgroup write waits for an RCU grace period, so it is overlapped)
+//   supervisor -> init   joined        init is in the limits' cgroups; data = the seccomp program (BPF),
+//                                      number = 1 when it reports through user notification, strings = the
+//                                      rlimits to set ("RESOURCE SOFT HARD"). Prepared while init builds its
+//                                      mount tree (the cgroup write waits for an RCU grace period and the
+//                                      compile takes a millisecond, so both are overlapped)
 //                        spawn         id, argv, env, cwd; fds: stdin, stdout, stderr, then the extra fds
 //                        signal        id, number = signal (to the process group)
 //   init -> supervisor   fail          step, message: sealing failed; init exits
@@ -21,10 +23,10 @@
 
 namespace oishell::control {
 
-enum class Kind { go, joined, spawn, signal, fail, listeners, ready, spawned, spawn_failed, exited };
+enum class Kind { joined, spawn, signal, fail, listeners, ready, spawned, spawn_failed, exited };
 
 struct ControlMessage {
-  Kind kind = Kind::go;
+  Kind kind = Kind::joined;
   uint64_t id = 0;
   int number = 0;
   std::vector<std::string> argv;
@@ -33,6 +35,7 @@ struct ControlMessage {
   std::string cwd;
   std::string step;
   std::string message;
+  std::string data;  // binary; hex in the JSON
 };
 
 std::string encode(const ControlMessage& message);

@@ -8,19 +8,23 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "base/startup_trace.h"
 #include "runtime/caps.h"
 #include "runtime/control_protocol.h"
 #include "runtime/fd_passing.h"
 #include "runtime/init_loop.h"
 #include "runtime/landlock.h"
+#include "runtime/limits.h"
 #include "runtime/mount_plan.h"
 #include "runtime/netns.h"
 #include "runtime/seccomp.h"
 #include "runtime/sys/syscalls.h"
+#include "runtime/userns.h"
 
 extern char** environ;
 
@@ -57,14 +61,34 @@ void scrub_inherited_environment() {
   environ = empty;
 }
 
-Status wait_for(control::Kind kind, const char* name) {
+struct Joined {
+  SeccompProgram seccomp;
+  std::vector<RlimitSetting> rlimits;
+};
+
+// `joined`: init is in the limits' cgroups; the seccomp program and the rlimits prepared meanwhile come with it.
+Result<Joined> wait_for_joined() {
   auto message = receive_message(g_control);
   if (!message.is_ok()) return message.status();
   if (message->payload.empty()) _exit(0);  // the supervisor is gone
   auto decoded = control::decode(message->payload);
   if (!decoded.is_ok()) return decoded.status();
-  if (decoded->kind != kind) return Status::error(std::string("expected `") + name + "` from the supervisor");
-  return Status::ok();
+  if (decoded->kind != control::Kind::joined) return Status::error("expected `joined` from the supervisor");
+  Joined joined;
+  auto program = seccomp_program_from_bytes(decoded->data, decoded->number == 1);
+  if (!program.is_ok()) return program.status();
+  joined.seccomp = std::move(program.value());
+  for (const std::string& text : decoded->strings) {
+    RlimitSetting r;
+    unsigned long long soft = 0, hard = 0;
+    if (std::sscanf(text.c_str(), "%d %llu %llu", &r.resource, &soft, &hard) != 3) {
+      return Status::error("`joined`: malformed rlimit `" + text + "`");
+    }
+    r.soft = soft;
+    r.hard = hard;
+    joined.rlimits.push_back(r);
+  }
+  return joined;
 }
 
 Status pass_listeners(const NetworkSpec& network, std::vector<std::string>* degraded) {
@@ -111,23 +135,27 @@ Status tidy_fds() {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
-  // 1. uid/gid maps, written by the supervisor.
-  check("waiting for uid/gid maps", wait_for(control::Kind::go, "go"));
-  // Only now (the supervisor, unprivileged, had to open /proc/PID/uid_map): make /proc/1/* (environ, mem, root,
-  // cwd, fd) inaccessible to the sandboxed processes.
+  // 1. uid/gid maps: the supervisor's ids mapped to themselves.
+  check("uid/gid maps", write_own_id_maps(args.uid, args.gid));
+  // Only now (/proc/self/uid_map had to be opened): make /proc/1/* (environ, mem, root, cwd, fd) inaccessible to
+  // the sandboxed processes.
   check("non-dumpable", errno_status(::prctl(PR_SET_DUMPABLE, 0), "prctl(PR_SET_DUMPABLE, 0)"));
+  trace_startup("init: ids mapped");
   // 2. Mount namespace: the policy's tree on a new root.
   check("mount namespace", apply_mount_plan(spec));
+  trace_startup("init: mounts built");
   check("uts namespace", errno_status(::sethostname(spec.hostname.data(), spec.hostname.size()), "sethostname"));
   // 3. Network namespace: loopback up, relay listeners handed to the supervisor.
   std::vector<std::string> degraded;
   check("network namespace", bring_up_loopback());
   check("relay listeners", pass_listeners(spec.network, &degraded));
+  trace_startup("init: network up");
   // 4. A new session (no controlling terminal of the host), no inherited fds.
   check("setsid", ::setsid() < 0 ? Status::from_errno(errno, "setsid") : Status::ok());
   check("closing inherited fds", tidy_fds());
   // The supervisor has put us in the limits' cgroups meanwhile; our cgroup namespace is rooted there.
-  check("waiting for the cgroup", wait_for(control::Kind::joined, "joined"));
+  auto joined = wait_for_joined();
+  if (!joined.is_ok()) fail("waiting for the cgroup and the seccomp program", joined.status());
   check("cgroup namespace", errno_status(::unshare(CLONE_NEWCGROUP), "unshare(CLONE_NEWCGROUP)"));
   // 5. Landlock.
   LandlockReport landlock;
@@ -136,10 +164,11 @@ Status tidy_fds() {
   // 6. Capabilities, securebits, no_new_privs.
   check("capabilities", drop_all_capabilities());
   // 7. seccomp; the notify fd goes to the supervisor before init serves anything.
-  auto notify_fd = seccomp_apply(spec.seccomp);
+  auto notify_fd = seccomp_load_program(joined->seccomp);
   if (!notify_fd.is_ok()) fail("seccomp", notify_fd.status());
   // 8. Resource limits that cgroups did not cover.
-  check("resource limits", args.limits->apply_rlimits());
+  check("resource limits", apply_rlimit_settings(joined->rlimits));
+  trace_startup("init: sealed");
 
   control::ControlMessage ready;
   ready.kind = control::Kind::ready;

@@ -1,15 +1,17 @@
 #pragma once
 // Sandbox init: pid 1 of the sandbox. It seals itself in the order of DESIGN.md ("Sealing order"), reporting the
 // first failure to the supervisor with the step's name, then serves spawn requests (runtime/init_loop.h).
+#include <sys/types.h>
+
 #include "policy/sandbox_spec.h"
-#include "runtime/limits.h"
 
 namespace oishell {
 
 struct InitArgs {
   const SandboxSpec* spec = nullptr;
-  const ResourceLimits* limits = nullptr;  // the supervisor's object, as copied into this process by clone
   int control_fd = -1;                     // SOCK_SEQPACKET to the supervisor
+  uid_t uid = 0;                           // the supervisor's euid and egid, mapped to themselves inside
+  gid_t gid = 0;
 };
 
 // Runs in the child of clone(NEWUSER|NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS). Must be single-threaded (it is: the

@@ -70,7 +70,6 @@ class Spawner {
       case control::Kind::signal:
         if (auto it = pids_by_id_.find(decoded->id); it != pids_by_id_.end()) ::kill(-it->second, decoded->number);
         break;
-      case control::Kind::go:
       case control::Kind::joined:
       case control::Kind::fail:
       case control::Kind::listeners:

@@ -50,16 +50,17 @@ class CgroupLimits final : public ResourceLimits {
     return Status::ok();
   }
 
-  Status apply_rlimits() const override {
-    if (spec_.file_size_bytes) OI_TRY(set_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", *spec_.file_size_bytes));
-    if (spec_.open_files) OI_TRY(set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", *spec_.open_files));
+  std::vector<RlimitSetting> rlimits() const override {
+    std::vector<RlimitSetting> out;
+    if (spec_.file_size_bytes) out.push_back({RLIMIT_FSIZE, *spec_.file_size_bytes, *spec_.file_size_bytes});
+    if (spec_.open_files) out.push_back({RLIMIT_NOFILE, *spec_.open_files, *spec_.open_files});
     if (spec_.cpu_time_seconds) {
       // SIGXCPU at the soft limit (a recognisable death), SIGKILL a second later.
-      OI_TRY(set_limit(RLIMIT_CPU, "RLIMIT_CPU", *spec_.cpu_time_seconds, *spec_.cpu_time_seconds + 1));
+      out.push_back({RLIMIT_CPU, *spec_.cpu_time_seconds, *spec_.cpu_time_seconds + 1});
     }
-    if (spec_.memory_bytes && !memory_by_cgroup()) OI_TRY(set_limit(RLIMIT_AS, "RLIMIT_AS", *spec_.memory_bytes));
-    if (spec_.pids && !pids_by_cgroup()) OI_TRY(set_limit(RLIMIT_NPROC, "RLIMIT_NPROC", *spec_.pids));
-    return Status::ok();
+    if (spec_.memory_bytes && !memory_by_cgroup()) out.push_back({RLIMIT_AS, *spec_.memory_bytes, *spec_.memory_bytes});
+    if (spec_.pids && !pids_by_cgroup()) out.push_back({RLIMIT_NPROC, *spec_.pids, *spec_.pids});
+    return out;
   }
 
   std::vector<std::string> mechanisms() const override {
@@ -94,19 +95,6 @@ class CgroupLimits final : public ResourceLimits {
  private:
   bool memory_by_cgroup() const { return !memory_.path().empty() || (!v2_.path().empty() && memory_v2_); }
   bool pids_by_cgroup() const { return !pids_.path().empty() || (!v2_.path().empty() && pids_v2_); }
-
-  // Lowers a limit (never raises it above the current hard limit, which needs CAP_SYS_RESOURCE).
-  static Status set_limit(int resource, const char* name, uint64_t soft, std::optional<uint64_t> hard = {}) {
-    rlimit current{};
-    if (::getrlimit(resource, &current) != 0) return Status::from_errno(errno, std::string("getrlimit(") + name + ")");
-    rlimit lim{};
-    lim.rlim_max = std::min<rlim_t>(hard.value_or(soft), current.rlim_max);
-    lim.rlim_cur = std::min<rlim_t>(soft, lim.rlim_max);
-    if (::setrlimit(resource, &lim) != 0) {
-      return Status::from_errno(errno, std::string("setrlimit(") + name + ", " + std::to_string(lim.rlim_cur) + ")");
-    }
-    return Status::ok();
-  }
 
   bool try_v2(bool want_memory, bool want_pids, std::string* why) {
     auto own = cgroup::v2_own_dir();
@@ -211,7 +199,35 @@ class CgroupLimits final : public ResourceLimits {
   std::vector<std::string> notes_;
 };
 
+const char* rlimit_name(int resource) {
+  switch (resource) {
+    case RLIMIT_FSIZE: return "RLIMIT_FSIZE";
+    case RLIMIT_NOFILE: return "RLIMIT_NOFILE";
+    case RLIMIT_CPU: return "RLIMIT_CPU";
+    case RLIMIT_AS: return "RLIMIT_AS";
+    case RLIMIT_NPROC: return "RLIMIT_NPROC";
+    default: return "RLIMIT_?";
+  }
+}
+
 }  // namespace
+
+Status apply_rlimit_settings(const std::vector<RlimitSetting>& settings) {
+  for (const RlimitSetting& setting : settings) {
+    const auto resource = static_cast<__rlimit_resource_t>(setting.resource);
+    const std::string name = rlimit_name(setting.resource);
+    // Lowers a limit (never raises it above the current hard limit, which needs CAP_SYS_RESOURCE).
+    rlimit current{};
+    if (::getrlimit(resource, &current) != 0) return Status::from_errno(errno, "getrlimit(" + name + ")");
+    rlimit lim{};
+    lim.rlim_max = std::min<rlim_t>(setting.hard, current.rlim_max);
+    lim.rlim_cur = std::min<rlim_t>(setting.soft, lim.rlim_max);
+    if (::setrlimit(resource, &lim) != 0) {
+      return Status::from_errno(errno, "setrlimit(" + name + ", " + std::to_string(lim.rlim_cur) + ")");
+    }
+  }
+  return Status::ok();
+}
 
 Result<std::unique_ptr<ResourceLimits>> ResourceLimits::prepare(const LimitsSpec& spec) {
   auto limits = std::make_unique<CgroupLimits>(spec);

@@ -3,6 +3,8 @@
 // memory controllers), else rlimits. Always says which mechanism enforced what.
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +14,16 @@
 
 namespace oishell {
 
+// One rlimit to lower inside the sandbox (RLIMIT_*; never raised above the current hard limit).
+struct RlimitSetting {
+  int resource = 0;
+  uint64_t soft = 0;
+  uint64_t hard = 0;
+};
+
+// Inside (init, before exec of any sandboxed process): lowers each limit. Errors name the limit and the value.
+Status apply_rlimit_settings(const std::vector<RlimitSetting>& settings);
+
 class ResourceLimits {
  public:
   // Supervisor side, before the sandbox starts: creates the cgroup(s) it can. Never fails for lack of cgroups:
@@ -20,9 +32,10 @@ class ResourceLimits {
   virtual ~ResourceLimits() = default;
   // Supervisor side: puts `pid` (sandbox init, host pid) into the cgroup(s).
   virtual Status add_process(pid_t pid) = 0;
-  // Inside (init, before exec of any sandboxed process): sets the rlimits that cover what cgroups did not
-  // (file size, open files, cpu time always; memory/pids when no cgroup took them).
-  virtual Status apply_rlimits() const = 0;
+  // The rlimits that cover what cgroups did not (file size, open files, cpu time always; memory/pids when no
+  // cgroup took them). Init applies them (it gets them in the `joined` message).
+  virtual std::vector<RlimitSetting> rlimits() const = 0;
+  Status apply_rlimits() const { return apply_rlimit_settings(rlimits()); }
   // "memory: cgroup v1 (2 GiB)", "pids: rlimit RLIMIT_NPROC (512, per uid)", ...
   virtual std::vector<std::string> mechanisms() const = 0;
   // After a process died of SIGKILL: was it the memory limit? Returns "memory limit 2 GiB" or "".

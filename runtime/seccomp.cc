@@ -2,7 +2,11 @@
 // only, foreign ABIs killed) and serves the user-notification fd on the supervisor side.
 #include "runtime/seccomp.h"
 
+#include <linux/seccomp.h>
 #include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +16,7 @@
 #include <string>
 
 #include "runtime/seccomp_sets.h"
+#include "runtime/sys/syscalls.h"
 
 namespace oishell {
 namespace {
@@ -82,15 +87,16 @@ std::string errno_name(int err) {
 
 }  // namespace
 
-Result<UniqueFd> seccomp_apply(const SeccompSpec& spec) {
+Result<SeccompProgram> seccomp_compile(const SeccompSpec& spec) {
   if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
     return Status::error("seccomp: only native x86_64 is supported (the deny sets are written for it)");
   }
   auto rules = plan(spec);
   if (!rules) return rules.status();
 
+  SeccompProgram program;
   // User notification needs kernel 5.0+ and libseccomp API level 5+ (level 6: with TSYNC, unused here).
-  const bool notify = seccomp_api_get() >= 5;
+  program.notify = seccomp_api_get() >= 5;
   Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return Status::error("seccomp_init failed");
   // seccomp_init() holds only the native ABI; x32 (same audit arch, syscall numbers >= 0x40000000) and i386 both
@@ -104,7 +110,8 @@ Result<UniqueFd> seccomp_apply(const SeccompSpec& spec) {
   }
   for (const auto& planned : *rules) {
     const auto& rule = *planned.rule;
-    uint32_t action = rule.report && notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(static_cast<uint32_t>(rule.err));
+    uint32_t action =
+        rule.report && program.notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(static_cast<uint32_t>(rule.err));
     std::vector<scmp_arg_cmp> cmps;
     for (const auto& c : rule.when) cmps.push_back(to_scmp(c));
     int rc = seccomp_rule_add_exact_array(ctx.get(), action, planned.nr, static_cast<unsigned>(cmps.size()),
@@ -114,11 +121,56 @@ Result<UniqueFd> seccomp_apply(const SeccompSpec& spec) {
           .with_context("seccomp set " + std::string(planned.set));
     }
   }
-  if (int rc = seccomp_load(ctx.get()); rc < 0) return Status::from_errno(-rc, "seccomp_load");
-  if (!notify) return UniqueFd();
-  int fd = seccomp_notify_fd(ctx.get());
-  if (fd < 0) return Status::from_errno(-fd, "seccomp_notify_fd");
-  return UniqueFd(fd);  // the kernel made it O_CLOEXEC
+  // libseccomp 2.5 exports only to an fd; a memfd keeps the program in memory.
+  UniqueFd out(::memfd_create("oishell-seccomp", MFD_CLOEXEC));
+  if (!out) return Status::from_errno(errno, "memfd_create");
+  if (int rc = seccomp_export_bpf(ctx.get(), out.get()); rc < 0) return Status::from_errno(-rc, "seccomp_export_bpf");
+  struct stat st;
+  if (::fstat(out.get(), &st) != 0) return Status::from_errno(errno, "fstat(seccomp program)");
+  if (st.st_size <= 0 || st.st_size % sizeof(sock_filter) != 0 ||
+      st.st_size / sizeof(sock_filter) > BPF_MAXINSNS) {
+    return Status::error("seccomp_export_bpf: a program of " + std::to_string(st.st_size) + " bytes");
+  }
+  program.instructions.resize(static_cast<size_t>(st.st_size) / sizeof(sock_filter));
+  ssize_t n = ::pread(out.get(), program.instructions.data(), static_cast<size_t>(st.st_size), 0);
+  if (n != st.st_size) return Status::from_errno(n < 0 ? errno : EIO, "pread(seccomp program)");
+  return program;
+}
+
+std::string seccomp_program_to_bytes(const SeccompProgram& program) {
+  return std::string(reinterpret_cast<const char*>(program.instructions.data()),
+                     program.instructions.size() * sizeof(sock_filter));
+}
+
+Result<SeccompProgram> seccomp_program_from_bytes(const std::string& bytes, bool notify) {
+  if (bytes.empty() || bytes.size() % sizeof(sock_filter) != 0 || bytes.size() / sizeof(sock_filter) > BPF_MAXINSNS) {
+    return Status::error("seccomp: a program of " + std::to_string(bytes.size()) + " bytes is not a BPF program");
+  }
+  SeccompProgram program;
+  program.notify = notify;
+  program.instructions.resize(bytes.size() / sizeof(sock_filter));
+  std::memcpy(program.instructions.data(), bytes.data(), bytes.size());
+  return program;
+}
+
+Result<UniqueFd> seccomp_load_program(const SeccompProgram& program) {
+  if (program.instructions.empty()) return Status::error("seccomp: empty program");
+  sock_fprog fprog{static_cast<unsigned short>(program.instructions.size()),
+                   const_cast<sock_filter*>(program.instructions.data())};
+  const unsigned flags = program.notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+  int rc = sys::seccomp(SECCOMP_SET_MODE_FILTER, flags, &fprog);
+  if (rc < 0) {
+    return Status::from_errno(errno, program.notify ? "seccomp(SET_MODE_FILTER, NEW_LISTENER)"
+                                                    : "seccomp(SET_MODE_FILTER)");
+  }
+  if (!program.notify) return UniqueFd();
+  return UniqueFd(rc);  // the kernel made it O_CLOEXEC
+}
+
+Result<UniqueFd> seccomp_apply(const SeccompSpec& spec) {
+  auto program = seccomp_compile(spec);
+  if (!program) return program.status();
+  return seccomp_load_program(*program);
 }
 
 SeccompNotifier::SeccompNotifier(UniqueFd notify_fd, const SeccompSpec& spec, EventSink& events)

@@ -1,5 +1,6 @@
 #pragma once
 // seccomp: architecture check, deny sets by purpose, denials reported through user notification.
+#include <linux/filter.h>
 #include <sys/types.h>
 
 #include <string>
@@ -12,10 +13,24 @@
 
 namespace oishell {
 
-// Loads the filter into the calling process (needs no_new_privs). Foreign ABIs (x32, i386) are killed.
-// Reportable denials go to a user-notification listener whose fd is returned; the supervisor must serve it with
-// SeccompNotifier, which answers each with the set's errno and emits a "denied" event. Calls whose denial needs
-// no report (clone3 -> ENOSYS, so libc falls back to clone) return their errno directly.
+// A compiled filter: classic BPF for the native ABI (foreign ABIs, x32 and i386, are killed). Reportable denials
+// go to a user-notification listener (`notify`); the supervisor serves it with SeccompNotifier, which answers each
+// with the set's errno and emits a "denied" event. Calls whose denial needs no report (clone3 -> ENOSYS, so libc
+// falls back to clone) return their errno directly.
+struct SeccompProgram {
+  std::vector<sock_filter> instructions;
+  bool notify = false;
+};
+
+// Compiles the deny sets of `spec` with libseccomp. The supervisor does this while init builds its mount tree and
+// passes the result in the `joined` message (to_bytes/from_bytes), so that init only loads it.
+Result<SeccompProgram> seccomp_compile(const SeccompSpec& spec);
+std::string seccomp_program_to_bytes(const SeccompProgram& program);
+Result<SeccompProgram> seccomp_program_from_bytes(const std::string& bytes, bool notify);
+// Loads `program` into the calling process (needs no_new_privs). Returns the listener fd when program.notify,
+// else an invalid fd.
+Result<UniqueFd> seccomp_load_program(const SeccompProgram& program);
+// seccomp_compile() then seccomp_load_program().
 Result<UniqueFd> seccomp_apply(const SeccompSpec& spec);
 
 // Supervisor side of the notify fd. handle_ready() is called when the fd is readable; it answers one

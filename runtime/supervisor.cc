@@ -13,10 +13,11 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "base/startup_trace.h"
 #include "runtime/fd_passing.h"
 #include "runtime/init.h"
 #include "runtime/sys/syscalls.h"
-#include "runtime/userns.h"
+#include "runtime/seccomp.h"
 
 namespace oishell {
 namespace {
@@ -69,9 +70,6 @@ Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spe
 
 Status SupervisedSandbox::launch(SandboxOptions options) {
   protect_.snapshot(spec_.protected_paths);
-  auto limits = ResourceLimits::prepare(spec_.limits);
-  if (!limits.is_ok()) return limits.status().with_context("resource limits");
-  limits_ = std::move(limits.value());
   wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   exits_ready_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_ || !exits_ready_) return Status::from_errno(errno, "eventfd");
@@ -81,6 +79,8 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   }
   UniqueFd ours(pair[0]), theirs(pair[1]);
 
+  const uid_t uid = ::geteuid();
+  const gid_t gid = ::getegid();
   int pidfd = -1;
   clone_args args{};
   args.flags = kNamespaces | CLONE_PIDFD;
@@ -93,19 +93,17 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   }
   if (pid == 0) {
     ::close(pair[0]);  // our copy of the supervisor's end: its closing is how init learns the supervisor died
-    run_sandbox_init(InitArgs{&spec_, limits_.get(), pair[1]});
+    run_sandbox_init(InitArgs{&spec_, pair[1], uid, gid});
   }
   init_pid_ = static_cast<pid_t>(pid);
   init_pidfd_.reset(pidfd);
   control_ = std::move(ours);
   theirs.reset();
+  trace_startup("supervisor: init cloned");
 
-  OI_TRY_CTX(write_id_maps(init_pid_, ::geteuid(), ::getegid()), "user namespace");
-  OI_TRY(send(control::ControlMessage{control::Kind::go}));
-  OI_TRY_CTX(janitor_.start(init_pidfd_.get(), limits_.get()), "resource limits");
-  // While init builds its mount tree (it starts no process before `joined`).
-  OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
-  OI_TRY(send(control::ControlMessage{control::Kind::joined}));
+  // Init now maps its ids and builds its mount tree; the supervisor does its own share meanwhile.
+  std::unique_ptr<relay::Relay> relay;
+  if (Status status = prepare_beside_init(options, &relay); !status.is_ok()) return init_failure_or(std::move(status));
 
   std::vector<UniqueFd> fds;
   auto listeners_message = receive_setup_message(&fds);
@@ -126,15 +124,48 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   degradations_ = ready->strings;
   if (!fds.empty()) notifier_ = std::make_unique<SeccompNotifier>(std::move(fds[0]), spec_.seccomp, events_);
 
-  if (spec_.network.mode == NetMode::proxy) {
-    auto relay = relay::Relay::create(spec_.network, events_, std::move(options.ask));
-    if (!relay.is_ok()) return relay.status().with_context("relay");
-    relay_ = std::move(relay.value());
+  if (relay) {
+    relay_ = std::move(relay);
     OI_TRY_CTX(relay_->start(std::move(listeners)), "relay");
+    trace_startup("supervisor: relay serving");
   }
   monitor_thread_ = std::thread([this] { monitor(); });
   events_.emit({{"event", "start"}, {"enforced", enforced()}, {"degraded", degradations_}});
   return Status::ok();
+}
+
+Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::unique_ptr<relay::Relay>* relay) {
+  auto limits = ResourceLimits::prepare(spec_.limits);
+  if (!limits.is_ok()) return limits.status().with_context("resource limits");
+  limits_ = std::move(limits.value());
+  OI_TRY_CTX(janitor_.start(init_pidfd_.get(), limits_.get()), "resource limits");
+  auto program = seccomp_compile(spec_.seccomp);
+  if (!program.is_ok()) return program.status();
+  // Init starts no process before `joined`, so everything it ever starts is inside the cgroups.
+  OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
+  control::ControlMessage joined{control::Kind::joined};
+  joined.data = seccomp_program_to_bytes(*program);
+  joined.number = program->notify ? 1 : 0;
+  for (const RlimitSetting& r : limits_->rlimits()) {
+    joined.strings.push_back(std::to_string(r.resource) + " " + std::to_string(r.soft) + " " + std::to_string(r.hard));
+  }
+  OI_TRY(send(joined));
+  trace_startup("supervisor: cgroups joined, seccomp program sent");
+  if (spec_.network.mode == NetMode::proxy) {
+    auto created = relay::Relay::create(spec_.network, events_, std::move(options.ask));
+    if (!created.is_ok()) return created.status().with_context("relay");
+    *relay = std::move(created.value());
+    trace_startup("supervisor: relay created");
+  }
+  return Status::ok();
+}
+
+Status SupervisedSandbox::init_failure_or(Status status) {
+  pollfd exited{init_pidfd_.get(), POLLIN, 0};
+  if (::poll(&exited, 1, 100) != 1) return status;  // init is still building: the supervisor's error stands
+  std::vector<UniqueFd> fds;
+  auto message = receive_setup_message(&fds);
+  return message.is_ok() ? status : message.status();
 }
 
 std::vector<std::string> SupervisedSandbox::enforced() const {
@@ -253,7 +284,6 @@ void SupervisedSandbox::on_control_message() {
       record_exit(std::move(info));
       break;
     }
-    case control::Kind::go:
     case control::Kind::joined:
     case control::Kind::spawn:
     case control::Kind::signal:
@@ -428,6 +458,12 @@ void SupervisedSandbox::shutdown() {
     stopping_ = true;  // exits reported from here on say "sandbox shut down"
   }
   if (init_pidfd_) sys::pidfd_send_signal(init_pidfd_.get(), SIGKILL, nullptr, 0);
+  // While the kernel tears the sandbox down (in init's exit), the supervisor stops its own threads.
+  if (monitor_thread_.joinable()) {
+    eventfd_set(wake_.get());
+    monitor_thread_.join();
+  }
+  if (relay_) relay_->stop();
   if (init_pid_ > 0) {
     // init is pid 1 of its namespace: this returns once every process inside is gone.
     while (::waitpid(init_pid_, nullptr, 0) < 0 && errno == EINTR) {}
@@ -437,11 +473,6 @@ void SupervisedSandbox::shutdown() {
     std::lock_guard lock(mutex_);
     if (!init_gone_) on_init_gone();
   }
-  if (monitor_thread_.joinable()) {
-    eventfd_set(wake_.get());
-    monitor_thread_.join();
-  }
-  if (relay_) relay_->stop();
   notifier_.reset();
   if (limits_) limits_->teardown();
   janitor_.release();

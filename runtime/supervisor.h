@@ -1,5 +1,5 @@
 #pragma once
-// The supervisor side of a Sandbox: clone of sandbox init, uid/gid maps, the control socket, and a monitor thread
+// The supervisor side of a Sandbox: clone of sandbox init, the control socket, and a monitor thread
 // that reads init's reports (spawn replies, exits), serves seccomp notifications and enforces wall time.
 #include <sys/types.h>
 
@@ -53,6 +53,11 @@ class SupervisedSandbox final : public Sandbox {
 
   SupervisedSandbox(const SandboxSpec& spec, EventSink& events);
   Status launch(SandboxOptions options);
+  // The supervisor's share of the set-up, done while init builds its mount tree: cgroups and their janitor, the
+  // seccomp program, `joined`, and the relay (not yet serving).
+  Status prepare_beside_init(SandboxOptions& options, std::unique_ptr<relay::Relay>* relay);
+  // A supervisor-side step failed: if init had failed first (its `fail` message explains more), that is the error.
+  Status init_failure_or(Status status);
   Status send(const control::ControlMessage& message, const std::vector<int>& fds = {});
   Result<control::ControlMessage> receive_setup_message(std::vector<UniqueFd>* fds);
   void monitor();

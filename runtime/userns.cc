@@ -11,8 +11,8 @@
 namespace oishell {
 namespace {
 
-Status write_proc_file(pid_t pid, const char* name, const std::string& content) {
-  std::string path = "/proc/" + std::to_string(pid) + "/" + name;
+Status write_proc_file(const char* name, const std::string& content) {
+  std::string path = std::string("/proc/self/") + name;
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd) return Status::from_errno(errno, "open(\"" + path + "\")");
   ssize_t n;
@@ -26,13 +26,13 @@ Status write_proc_file(pid_t pid, const char* name, const std::string& content) 
 
 }  // namespace
 
-Status write_id_maps(pid_t pid, uid_t uid, gid_t gid) {
+Status write_own_id_maps(uid_t uid, gid_t gid) {
   // setgroups must be denied before an unprivileged gid_map write; deny it as root too so that the sandbox can
   // never drop a supplementary group to escape a group-based denial.
-  OI_TRY_CTX(write_proc_file(pid, "setgroups", "deny\n"), "uid/gid maps");
-  OI_TRY_CTX(write_proc_file(pid, "uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1\n"),
+  OI_TRY_CTX(write_proc_file("setgroups", "deny\n"), "uid/gid maps");
+  OI_TRY_CTX(write_proc_file("uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1\n"),
              "uid/gid maps");
-  OI_TRY_CTX(write_proc_file(pid, "gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1\n"),
+  OI_TRY_CTX(write_proc_file("gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1\n"),
              "uid/gid maps");
   return Status::ok();
 }

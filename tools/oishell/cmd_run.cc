@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "policy/compile.h"
+#include "base/startup_trace.h"
 #include "runtime/event_log.h"
 #include "runtime/sandbox.h"
 #include "tools/oishell/command.h"
@@ -121,6 +122,7 @@ void forward_signals(const sigset_t* signals, Sandbox* sandbox, uint64_t id) {
 }
 
 int run(int argc, char** argv) {
+  trace_startup("run: start");
   RunArgs args;
   bool help = false;
   if (std::string error = parse(argc, argv, &args, &help); !error.empty()) {
@@ -155,6 +157,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "oishell: policy: %s\n", spec.status().message().c_str());
     return kExitPolicyInvalid;
   }
+  trace_startup("run: policy compiled");
 
   // Blocked before any thread starts, so that only the forwarding thread receives them. Sandbox init and the
   // command start with an empty mask.
@@ -176,6 +179,7 @@ int run(int argc, char** argv) {
     return kExitSandboxFailed;
   }
   asker.attach(sandbox->get());
+  trace_startup("run: sandbox ready");
 
   SpawnRequest request;
   request.argv = args.command;
@@ -191,10 +195,13 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "oishell: %s: %s\n", args.command[0].c_str(), spawned.status().message().c_str());
     return kExitSandboxFailed;
   }
+  trace_startup("run: command started");
   forward_signals(&forwarded, sandbox->get(), spawned->id);
   auto exit = (*sandbox)->wait(spawned->id);
   // The command's end is the sandbox's end: whatever it left running (a daemon) dies with init now.
+  trace_startup("run: command exited");
   (*sandbox)->shutdown();
+  trace_startup("run: sandbox torn down");
   if (!exit.is_ok()) {
     std::fprintf(stderr, "oishell: %s\n", exit.status().message().c_str());
     return kExitSandboxFailed;
