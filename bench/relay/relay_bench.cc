@@ -1,17 +1,23 @@
-// oishell-relay-bench: throughput and added latency of the relay on loopback, against a direct connection and a
-// plain `socat` TCP forwarder. Everything runs on 127.0.0.x: an HTTP server thread (127.0.0.2), the relay in this
-// process (as in the supervisor), socat as a child process when installed.
+// oishell-relay-bench: throughput and added latency of the relay on loopback, against a direct connection, the
+// "ideal" forwarders (ideal_forwarder.h: blocking calls, one thread per direction, no policy: the upper bound of
+// any userspace relay here; by splice and by copy) and a plain `socat` TCP forwarder. Everything runs on 127.0.0.x: an HTTP server thread
+// (127.0.0.2), the relay in this process (as in the supervisor), socat as a child process when installed.
 //
-//   oishell-relay-bench [--size-mib N] [--rounds R] [--requests K] [--socat no]
+//   oishell-relay-bench [--size-mib N] [--rounds R] [--requests K] [--socat no] [--paths direct,connect,...]
 //
-// Throughput: R rounds, each downloading N MiB direct, through the relay (CONNECT, splice path), through the relay
-// (absolute-form GET) and through socat, alternating; the median MB/s of each and the ratio to direct.
+// Throughput: R rounds, each downloading N MiB over every path (direct, ideal = both ideal forwarders, connect =
+// relay CONNECT, forward = relay absolute-form GET, socat), alternating; the median MB/s of each, the ratio to
+// direct, and the CPU time of this process per GiB moved (server + client + relay or ideal forwarder; socat's own
+// CPU is not counted) with the relay thread's share.
 // Latency: K sequential small requests (GET of 100 bytes), each on a new connection: direct, through the relay
-// (absolute-form: the same round trips as direct) and through socat; p50/p99 and the added p50/p99.
+// (absolute-form: the same round trips as direct), CONNECT, the ideal copy forwarder and socat; p50/p99 and the added
+// p50/p99.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/relay/ideal_forwarder.h"
 #include "runtime/relay/relay.h"
 
 namespace {
@@ -106,11 +113,15 @@ void serve_http(int listener) {
   }
 }
 
-enum class Path { direct, relay_connect, relay_forward, socat };
+enum class Path { direct, ideal_splice, ideal_copy, relay_connect, relay_forward, socat };
 const char* name(Path p) {
   switch (p) {
     case Path::direct:
       return "direct";
+    case Path::ideal_splice:
+      return "ideal fwd (splice)";
+    case Path::ideal_copy:
+      return "ideal fwd (copy)";
     case Path::relay_connect:
       return "relay (CONNECT)";
     case Path::relay_forward:
@@ -122,7 +133,7 @@ const char* name(Path p) {
 }
 
 struct Ports {
-  uint16_t server = 0, relay = 0, socat = 0;
+  uint16_t server = 0, relay = 0, socat = 0, ideal_splice = 0, ideal_copy = 0;
 };
 
 // One GET /bytes/size over the path; returns the bytes of body received (or -1 on error).
@@ -137,6 +148,12 @@ int64_t fetch(Path path, const Ports& ports, uint64_t size) {
       break;
     case Path::socat:
       fd = tcp_connect("127.0.0.1", ports.socat);
+      break;
+    case Path::ideal_splice:
+      fd = tcp_connect("127.0.0.1", ports.ideal_splice);
+      break;
+    case Path::ideal_copy:
+      fd = tcp_connect("127.0.0.1", ports.ideal_copy);
       break;
     case Path::relay_forward:
       fd = tcp_connect("127.0.0.1", ports.relay);
@@ -172,6 +189,54 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
+// CPU time (user + system) of the whole process, and of the relay thread alone (found by its name).
+double process_cpu_s() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+double relay_thread_cpu_s() {
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return 0;
+  double total = 0;
+  while (dirent* e = readdir(dir)) {
+    std::string base = std::string("/proc/self/task/") + e->d_name;
+    FILE* comm = std::fopen((base + "/comm").c_str(), "r");
+    if (!comm) continue;
+    char name[32] = {};
+    bool relay = std::fgets(name, sizeof name, comm) && std::string(name) == "oishell-relay\n";
+    std::fclose(comm);
+    if (!relay) continue;
+    if (FILE* stat = std::fopen((base + "/schedstat").c_str(), "r")) {
+      unsigned long long ns = 0;
+      if (std::fscanf(stat, "%llu", &ns) == 1) total += static_cast<double>(ns) / 1e9;
+      std::fclose(stat);
+    }
+  }
+  closedir(dir);
+  return total;
+}
+
+// Packets through the loopback device so far (its transmit count: every TCP segment on 127.0.0.x passes once).
+double loopback_packets() {
+  FILE* f = std::fopen("/proc/net/dev", "r");
+  if (!f) return 0;
+  char line[512];
+  double packets = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long long rx_bytes = 0, rx_packets = 0;
+    if (std::sscanf(line, " lo: %llu %llu", &rx_bytes, &rx_packets) == 2) packets = static_cast<double>(rx_packets);
+  }
+  std::fclose(f);
+  return packets;
+}
+
+bool path_wanted(const std::string& list, const char* key) {
+  return list.empty() || ("," + list + ",").find(std::string(",") + key + ",") != std::string::npos;
+}
+
 class CountingSink final : public EventSink {
  public:
   void emit(const nlohmann::json&) override {}
@@ -184,12 +249,14 @@ int main(int argc, char** argv) {
   int rounds = 5;
   int requests = 1000;
   bool use_socat = true;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--size-mib") size_mib = std::strtoull(argv[i + 1], nullptr, 10);
     if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
     if (a == "--requests") requests = std::atoi(argv[i + 1]);
     if (a == "--socat") use_socat = std::string(argv[i + 1]) != "no";
+    if (a == "--paths") only = argv[i + 1];
   }
   signal(SIGPIPE, SIG_IGN);
   Ports ports;
@@ -213,6 +280,11 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  UniqueFd ideal_splice = tcp_listen("127.0.0.1", ports.ideal_splice);
+  bench::start_ideal_forwarder(ideal_splice.get(), "127.0.0.2", ports.server, bench::ForwardBy::splice);
+  UniqueFd ideal_copy = tcp_listen("127.0.0.1", ports.ideal_copy);
+  bench::start_ideal_forwarder(ideal_copy.get(), "127.0.0.2", ports.server, bench::ForwardBy::copy);
+
   // socat as a plain forwarder, if installed.
   pid_t socat = -1;
   {
@@ -220,6 +292,7 @@ int main(int argc, char** argv) {
   }
   std::string listen_arg = "TCP-LISTEN:" + std::to_string(ports.socat) + ",bind=127.0.0.1,fork,reuseaddr";
   std::string connect_arg = "TCP:127.0.0.2:" + std::to_string(ports.server);
+  use_socat = use_socat && path_wanted(only, "socat");
   socat = use_socat ? fork() : -1;
   if (socat == 0) {
     execlp("socat", "socat", listen_arg.c_str(), connect_arg.c_str(), static_cast<char*>(nullptr));
@@ -231,17 +304,27 @@ int main(int argc, char** argv) {
     have_socat = tcp_connect("127.0.0.1", ports.socat).valid();
   }
 
-  std::vector<Path> paths = {Path::direct, Path::relay_connect, Path::relay_forward};
+  std::vector<Path> paths = {Path::direct};
+  if (path_wanted(only, "ideal")) paths.push_back(Path::ideal_splice);
+  if (path_wanted(only, "ideal")) paths.push_back(Path::ideal_copy);
+  if (path_wanted(only, "connect")) paths.push_back(Path::relay_connect);
+  if (path_wanted(only, "forward")) paths.push_back(Path::relay_forward);
   if (have_socat) paths.push_back(Path::socat);
   uint64_t size = size_mib << 20;
   std::printf("throughput: %llu MiB per download, %d rounds, alternating\n",
               static_cast<unsigned long long>(size_mib), rounds);
   std::vector<std::vector<double>> mbps(paths.size());
+  std::vector<double> cpu(paths.size()), relay_cpu(paths.size()), wall(paths.size()), packets(paths.size());
   for (int r = 0; r < rounds; ++r) {
     for (size_t p = 0; p < paths.size(); ++p) {
+      double cpu0 = process_cpu_s(), relay0 = relay_thread_cpu_s(), packets0 = loopback_packets();
       auto t0 = Clock::now();
       int64_t got = fetch(paths[p], ports, size);
       double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      cpu[p] += process_cpu_s() - cpu0;
+      relay_cpu[p] += relay_thread_cpu_s() - relay0;
+      wall[p] += secs;
+      packets[p] += loopback_packets() - packets0;
       if (got < static_cast<int64_t>(size)) {
         std::fprintf(stderr, "%s: short download (%lld)\n", name(paths[p]), static_cast<long long>(got));
         return 1;
@@ -249,16 +332,22 @@ int main(int argc, char** argv) {
       mbps[p].push_back(static_cast<double>(size) / 1e6 / secs);
     }
   }
-  double direct = percentile(mbps[0], 0.5);
-  for (size_t p = 0; p < paths.size(); ++p) {
+  double direct = rounds > 0 ? percentile(mbps[0], 0.5) : 0;
+  double gib = static_cast<double>(size) * rounds / (1 << 30);
+  for (size_t p = 0; p < paths.size() && rounds > 0; ++p) {
     double med = percentile(mbps[p], 0.5);
-    std::printf("  %-22s median %8.0f MB/s  (min %6.0f, max %6.0f)  ratio %.3f\n", name(paths[p]), med,
-                *std::min_element(mbps[p].begin(), mbps[p].end()), *std::max_element(mbps[p].begin(), mbps[p].end()),
-                med / direct);
+    std::printf("  %-22s median %6.0f MB/s (min %5.0f, max %5.0f) ratio %.3f | CPU %.2f s/GiB (%.2f busy CPUs)",
+                name(paths[p]), med, *std::min_element(mbps[p].begin(), mbps[p].end()),
+                *std::max_element(mbps[p].begin(), mbps[p].end()), med / direct, cpu[p] / gib, cpu[p] / wall[p]);
+    if (relay_cpu[p] > 0.01 * cpu[p]) std::printf(", relay thread %.2f s/GiB", relay_cpu[p] / gib);
+    std::printf(" | %.0f lo packets/MiB\n", packets[p] / (gib * 1024));
   }
 
   std::printf("latency: %d sequential GETs of 100 bytes, each on a new connection, interleaved\n", requests);
-  std::vector<Path> lat_paths = {Path::direct, Path::relay_forward, Path::relay_connect};
+  std::vector<Path> lat_paths = {Path::direct};
+  if (path_wanted(only, "forward")) lat_paths.push_back(Path::relay_forward);
+  if (path_wanted(only, "connect")) lat_paths.push_back(Path::relay_connect);
+  if (path_wanted(only, "ideal")) lat_paths.push_back(Path::ideal_copy);
   if (have_socat) lat_paths.push_back(Path::socat);
   std::vector<std::vector<double>> ms(lat_paths.size());
   for (int i = 0; i < requests; ++i) {
@@ -271,8 +360,8 @@ int main(int argc, char** argv) {
       ms[p].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
   }
-  double d50 = percentile(ms[0], 0.5), d99 = percentile(ms[0], 0.99);
-  for (size_t p = 0; p < lat_paths.size(); ++p) {
+  double d50 = requests > 0 ? percentile(ms[0], 0.5) : 0, d99 = requests > 0 ? percentile(ms[0], 0.99) : 0;
+  for (size_t p = 0; p < lat_paths.size() && requests > 0; ++p) {
     double p50 = percentile(ms[p], 0.5), p99 = percentile(ms[p], 0.99);
     std::printf("  %-22s p50 %.3f ms  p99 %.3f ms  added p50 %+.3f ms  added p99 %+.3f ms\n", name(lat_paths[p]),
                 p50, p99, p50 - d50, p99 - d99);

@@ -15,8 +15,9 @@ namespace oishell::relay {
 namespace {
 
 constexpr uint32_t kEdgeEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
-constexpr size_t kDownPipeBytes = 1024 * 1024;
-constexpr size_t kUpPipeBytes = 256 * 1024;
+// Per-direction buffers: downloads dominate; uploads get less. These bound the relay's memory per connection.
+constexpr size_t kDownBufferBytes = 1024 * 1024;
+constexpr size_t kUpBufferBytes = 256 * 1024;
 
 std::string session_key(const std::string& host, uint16_t port) { return host + " " + std::to_string(port); }
 
@@ -180,7 +181,7 @@ void Connection::on_connected() {
   upstream_started_ = last_activity_ = Clock::now();
   upstream_.writable = true;
   emit_allowed(*ctx_.events, protocol_name(), host_, port_, rule_, address_);
-  down_.enable_splice(kDownPipeBytes);
+  down_.set_capacity(kDownBufferBytes);
   switch (mode_) {
     case Mode::connect:
     case Mode::socks: {
@@ -188,7 +189,7 @@ void Connection::on_connected() {
                                                : std::string("HTTP/1.1 200 Connection established\r\n\r\n");
       reply_bytes_ += reply.size();
       down_.push(reply);
-      up_.enable_splice(kUpPipeBytes);
+      up_.set_capacity(kUpBufferBytes);
       up_.set_gated(true);  // until the first client bytes show whether a TLS ClientHello names another host
       up_.push(in_);
       in_.clear();

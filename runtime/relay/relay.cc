@@ -29,11 +29,11 @@ constexpr uint64_t kListenerTagBit = uint64_t{1} << 63;
 constexpr int kMaxEvents = 256;
 constexpr int kAcceptBurst = 64;
 
-// Each connection holds up to 6 fds (2 sockets, 2 pipe pairs): make room, within the hard limit.
+// Each connection holds 2 fds (client and upstream sockets): make room, within the hard limit.
 void raise_fd_limit(uint32_t max_connections) {
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
-  rlim_t want = static_cast<rlim_t>(max_connections) * 6 + 256;
+  rlim_t want = static_cast<rlim_t>(max_connections) * 2 + 256;
   if (lim.rlim_cur >= want) return;
   lim.rlim_cur = lim.rlim_max == RLIM_INFINITY ? want : std::min(want, lim.rlim_max);
   setrlimit(RLIMIT_NOFILE, &lim);
@@ -77,6 +77,7 @@ class RelayImpl final : public Relay {
     if (thread_.joinable() || stopped_) return Status::error("relay: start() called twice");
     if (listeners.empty()) return Status::error("relay: no listener");
     raise_fd_limit(ctx_.options.max_connections);
+    nodelay_inherited_.clear();
     for (size_t i = 0; i < listeners.size(); ++i) {
       int fd = listeners[i].fd.get();
       if (fd < 0) return Status::error("relay: listener " + std::to_string(i) + " has no socket");
@@ -85,6 +86,10 @@ class RelayImpl final : public Relay {
         return Status::from_errno(errno, "fcntl(listener, O_NONBLOCK)");
       }
       OI_TRY_CTX(loop_.add(fd, EPOLLIN, kListenerTagBit | i), "relay listener");
+      // The relay forwards segments as they come: never hold a small one back (Nagle). Accepted sockets inherit
+      // TCP_NODELAY from their listener, which saves a setsockopt per connection; set it per socket otherwise.
+      int one = 1;
+      nodelay_inherited_.push_back(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0);
     }
     listeners_ = std::move(listeners);
     thread_ = std::thread([this] { run(); });
@@ -119,7 +124,7 @@ class RelayImpl final : public Relay {
     sigset_t pipe_set;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);  // splice(2) to a reset socket raises SIGPIPE
+    pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);  // belt and braces: every send() passes MSG_NOSIGNAL
     epoll_event events[kMaxEvents];
     std::vector<uint64_t> due;
     while (!stopping_) {
@@ -171,8 +176,10 @@ class RelayImpl final : public Relay {
         refuse_over_limit(listener.protocol, fd.get());
         continue;
       }
-      int one = 1;  // the relay forwards segments as they come: never hold a small one back (Nagle)
-      setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      if (!nodelay_inherited_[index]) {
+        int one = 1;
+        setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      }
       uint64_t id = next_conn_id_++;
       auto conn = std::make_unique<Connection>(ctx_, id, listener.protocol, std::move(fd));
       if (!conn->start().is_ok()) continue;
@@ -225,6 +232,7 @@ class RelayImpl final : public Relay {
   std::unique_ptr<Resolver> resolver_;
   AskHandler ask_handler_;
   std::vector<Listener> listeners_;
+  std::vector<bool> nodelay_inherited_;  // per listener
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
   std::vector<std::pair<uint64_t, Result<std::vector<IpAddress>>>> resolved_;
   std::unordered_map<uint64_t, uint64_t> asks_;  // ask id -> connection id

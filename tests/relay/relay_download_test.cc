@@ -1,4 +1,4 @@
-// Byte-exact downloads through the relay: every byte compared, no truncation, over CONNECT (splice path),
+// Byte-exact downloads through the relay: every byte compared, no truncation, over CONNECT (bulk path),
 // absolute-form forwarding and SOCKS5. OISHELL_RELAY_DOWNLOADS sets the number of 20 MiB CONNECT downloads
 // (default 50; the long run is OISHELL_RELAY_DOWNLOADS=1000).
 #include <sys/socket.h>
