@@ -7,6 +7,7 @@ namespace {
 
 const char* kind_name(Kind kind) {
   switch (kind) {
+    case Kind::spec: return "spec";
     case Kind::joined: return "joined";
     case Kind::spawn: return "spawn";
     case Kind::signal: return "signal";
@@ -72,8 +73,9 @@ Result<ControlMessage> decode(const std::string& payload) {
   }
   ControlMessage m;
   const std::string type = j["t"].get<std::string>();
-  static constexpr Kind kKinds[] = {Kind::joined,  Kind::spawn,   Kind::signal,       Kind::fail,  Kind::listeners,
-                                    Kind::ready,     Kind::spawned, Kind::spawn_failed, Kind::exited};
+  static constexpr Kind kKinds[] = {Kind::spec,  Kind::joined,  Kind::spawn,        Kind::signal,
+                                    Kind::fail,  Kind::listeners, Kind::ready,     Kind::spawned,
+                                    Kind::spawn_failed, Kind::exited};
   bool known = false;
   for (Kind k : kKinds) {
     if (type == kind_name(k)) {

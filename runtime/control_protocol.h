@@ -2,7 +2,8 @@
 // The messages between the supervisor and sandbox init over their SOCK_SEQPACKET socket: one JSON object per
 // message, descriptors alongside (SCM_RIGHTS, runtime/fd_passing.h).
 //
-//   supervisor -> init   joined        init is in the limits' cgroups; data = the seccomp program (BPF),
+//   supervisor -> init   spec          data = the compiled policy as JSON (policy/spec_json.h)
+//                        joined        init is in the limits' cgroups; data = the seccomp program (BPF),
 //                                      number = 1 when it reports through user notification, strings = the
 //                                      rlimits to set ("RESOURCE SOFT HARD"). Prepared while init builds its
 //                                      mount tree (the cgroup write waits for an RCU grace period and the
@@ -23,10 +24,10 @@
 
 namespace oishell::control {
 
-enum class Kind { joined, spawn, signal, fail, listeners, ready, spawned, spawn_failed, exited };
+enum class Kind { spec, joined, spawn, signal, fail, listeners, ready, spawned, spawn_failed, exited };
 
 struct ControlMessage {
-  Kind kind = Kind::joined;
+  Kind kind = Kind::spec;
   uint64_t id = 0;
   int number = 0;
   std::vector<std::string> argv;

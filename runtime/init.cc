@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/startup_trace.h"
+#include "policy/spec_json.h"
 #include "runtime/caps.h"
 #include "runtime/control_protocol.h"
 #include "runtime/fd_passing.h"
@@ -59,6 +62,19 @@ void scrub_inherited_environment() {
   for (char** e = environ; e && *e; ++e) std::memset(*e, 0, std::strlen(*e));
   static char* empty[] = {nullptr};
   environ = empty;
+}
+
+// `spec`: the compiled policy, as JSON (policy/spec_json.h).
+Result<SandboxSpec> wait_for_spec() {
+  auto message = receive_message(g_control);
+  if (!message.is_ok()) return message.status();
+  if (message->payload.empty()) _exit(0);  // the supervisor is gone (e.g. the policy did not compile)
+  auto decoded = control::decode(message->payload);
+  if (!decoded.is_ok()) return decoded.status();
+  if (decoded->kind != control::Kind::spec) return Status::error("expected `spec` from the supervisor");
+  nlohmann::json json = nlohmann::json::parse(decoded->data, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return Status::error("`spec`: not JSON");
+  return spec_from_json(json);
 }
 
 struct Joined {
@@ -123,7 +139,6 @@ Status tidy_fds() {
 }  // namespace
 
 [[noreturn]] void run_sandbox_init(const InitArgs& args) {
-  const SandboxSpec& spec = *args.spec;
   // Before anything else: die with the supervisor (PDEATHSIG fires when the thread that cloned us exits).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // F_DUPFD moves the socket above stdio even if the supervisor had some of 0..2 closed.
@@ -141,6 +156,10 @@ Status tidy_fds() {
   // the sandboxed processes.
   check("non-dumpable", errno_status(::prctl(PR_SET_DUMPABLE, 0), "prctl(PR_SET_DUMPABLE, 0)"));
   trace_startup("init: ids mapped");
+  auto received = wait_for_spec();
+  if (!received.is_ok()) fail("receiving the policy", received.status());
+  const SandboxSpec& spec = *received;
+  trace_startup("init: policy received");
   // 2. Mount namespace: the policy's tree on a new root.
   check("mount namespace", apply_mount_plan(spec));
   trace_startup("init: mounts built");

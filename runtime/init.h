@@ -1,21 +1,19 @@
 #pragma once
-// Sandbox init: pid 1 of the sandbox. It seals itself in the order of DESIGN.md ("Sealing order"), reporting the
-// first failure to the supervisor with the step's name, then serves spawn requests (runtime/init_loop.h).
+// Sandbox init: pid 1 of the sandbox. It maps its ids, receives the compiled policy (`spec`), seals itself in the
+// order of DESIGN.md ("Sealing order"), reporting the first failure to the supervisor with the step's name, then
+// serves spawn requests (runtime/init_loop.h).
 #include <sys/types.h>
-
-#include "policy/sandbox_spec.h"
 
 namespace oishell {
 
 struct InitArgs {
-  const SandboxSpec* spec = nullptr;
-  int control_fd = -1;                     // SOCK_SEQPACKET to the supervisor
-  uid_t uid = 0;                           // the supervisor's euid and egid, mapped to themselves inside
+  int control_fd = -1;  // SOCK_SEQPACKET to the supervisor
+  uid_t uid = 0;        // the supervisor's euid and egid, mapped to themselves inside
   gid_t gid = 0;
 };
 
-// Runs in the child of clone(NEWUSER|NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS). Must be single-threaded (it is: the
-// supervisor starts no thread before clone). Never returns.
+// Runs in the child of clone(NEWUSER|NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS) (runtime/init_process.h). Must be
+// single-threaded (it is: the supervisor starts no thread before clone). Never returns.
 [[noreturn]] void run_sandbox_init(const InitArgs& args);
 
 }  // namespace oishell

@@ -70,6 +70,7 @@ class Spawner {
       case control::Kind::signal:
         if (auto it = pids_by_id_.find(decoded->id); it != pids_by_id_.end()) ::kill(-it->second, decoded->number);
         break;
+      case control::Kind::spec:
       case control::Kind::joined:
       case control::Kind::fail:
       case control::Kind::listeners:

@@ -19,6 +19,7 @@
 #include "base/unique_fd.h"
 #include "policy/sandbox_spec.h"
 #include "runtime/events.h"
+#include "runtime/init_process.h"
 #include "runtime/relay/relay.h"
 
 namespace oishell {
@@ -52,6 +53,8 @@ struct ExitInfo {
 
 struct SandboxOptions {
   relay::AskHandler ask;  // network `ask` questions; null = deny unlisted
+  // Init cloned ahead (InitProcess::clone(), e.g. before the policy was compiled); empty: create() clones it.
+  InitProcess init;
 };
 
 class Sandbox {

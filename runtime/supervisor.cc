@@ -14,16 +14,13 @@
 #include <cstdio>
 
 #include "base/startup_trace.h"
+#include "policy/spec_json.h"
 #include "runtime/fd_passing.h"
-#include "runtime/init.h"
-#include "runtime/sys/syscalls.h"
 #include "runtime/seccomp.h"
+#include "runtime/sys/syscalls.h"
 
 namespace oishell {
 namespace {
-
-constexpr uint64_t kNamespaces =
-    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
 
 int64_t now_ms() {
   timespec ts;
@@ -69,37 +66,20 @@ Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spe
 }
 
 Status SupervisedSandbox::launch(SandboxOptions options) {
+  if (!options.init.valid()) {
+    auto cloned = InitProcess::clone();
+    if (!cloned.is_ok()) return cloned.status();
+    options.init = std::move(cloned.value());
+  }
+  options.init.release(&init_pid_, &init_pidfd_, &control_);
+  control::ControlMessage spec_message{control::Kind::spec};
+  spec_message.data = spec_to_json(spec_).dump();
+  if (Status sent = send(spec_message); !sent.is_ok()) return init_failure_or(sent.with_context("sending the policy"));
+  trace_startup("supervisor: policy sent");
   protect_.snapshot(spec_.protected_paths);
   wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   exits_ready_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_ || !exits_ready_) return Status::from_errno(errno, "eventfd");
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-    return Status::from_errno(errno, "socketpair(AF_UNIX, SOCK_SEQPACKET)");
-  }
-  UniqueFd ours(pair[0]), theirs(pair[1]);
-
-  const uid_t uid = ::geteuid();
-  const gid_t gid = ::getegid();
-  int pidfd = -1;
-  clone_args args{};
-  args.flags = kNamespaces | CLONE_PIDFD;
-  args.pidfd = reinterpret_cast<uint64_t>(&pidfd);
-  args.exit_signal = SIGCHLD;
-  long pid = sys::clone3(&args, sizeof args);
-  if (pid < 0) {
-    return Status::from_errno(errno, "clone3(CLONE_NEWUSER|NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS)")
-        .with_context("namespaces");
-  }
-  if (pid == 0) {
-    ::close(pair[0]);  // our copy of the supervisor's end: its closing is how init learns the supervisor died
-    run_sandbox_init(InitArgs{&spec_, pair[1], uid, gid});
-  }
-  init_pid_ = static_cast<pid_t>(pid);
-  init_pidfd_.reset(pidfd);
-  control_ = std::move(ours);
-  theirs.reset();
-  trace_startup("supervisor: init cloned");
 
   // Init now maps its ids and builds its mount tree; the supervisor does its own share meanwhile.
   std::unique_ptr<relay::Relay> relay;
@@ -284,6 +264,7 @@ void SupervisedSandbox::on_control_message() {
       record_exit(std::move(info));
       break;
     }
+    case control::Kind::spec:
     case control::Kind::joined:
     case control::Kind::spawn:
     case control::Kind::signal:

@@ -35,4 +35,4 @@ with tempfile.TemporaryDirectory() as workspace:
 
 print(f"{args.n} runs of `oishell run -- {' '.join(args.command)}`, load {os.getloadavg()[0]:.2f}")
 for step in sorted(order, key=lambda s: statistics.median(times[s])):
-    print(f"{statistics.median(times[step]):8.2f} ms  {step}")
+    print(f"{statistics.median(times[step]):8.2f} ms  (min {min(times[step]):6.2f})  {step}")

@@ -133,6 +133,13 @@ int run(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return kExitOk;
   }
+  // Sandbox init needs nothing of the policy to create its namespaces and map its ids: it starts now and waits
+  // for the policy, so that both take their time at once. A policy that does not compile kills it again.
+  auto init = InitProcess::clone();
+  if (!init.is_ok()) {
+    std::fprintf(stderr, "oishell: sandbox could not be built: %s\n", init.status().message().c_str());
+    return kExitSandboxFailed;
+  }
   std::unique_ptr<EventSink> file;
   if (!args.events_file.empty()) {
     auto sink = JsonLinesEventSink::open_file(args.events_file);
@@ -170,6 +177,7 @@ int run(int argc, char** argv) {
 
   TerminalAsker asker;
   SandboxOptions options;
+  options.init = std::move(init.value());
   if (spec->network.mode == NetMode::proxy && spec->network.on_unlisted == OnUnlisted::ask) {
     options.ask = asker.handler();  // otherwise no question can come: no terminal thread
   }
