@@ -55,6 +55,8 @@ struct SandboxOptions {
   relay::AskHandler ask;  // network `ask` questions; null = deny unlisted
   // Init cloned ahead (InitProcess::clone(), e.g. before the policy was compiled); empty: create() clones it.
   InitProcess init;
+  // Started as soon as init is sealed (no round trip after create()); its result comes from first_process().
+  std::optional<SpawnRequest> first_process;
 };
 
 class Sandbox {
@@ -68,6 +70,8 @@ class Sandbox {
 
   // Starts a process inside; it is the leader of its own process group.
   virtual Result<Spawned> spawn(const SpawnRequest& request) = 0;
+  // The result of SandboxOptions::first_process (once; an error when none was requested).
+  virtual Result<Spawned> first_process() = 0;
   // Sends `sig` to the process group of a spawned process (its children included).
   virtual Status signal(uint64_t id, int sig) = 0;
   // Readable when an exit (or a sandbox-level failure) is pending; then call next_exit().

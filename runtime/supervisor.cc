@@ -84,6 +84,12 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   // Init now maps its ids and builds its mount tree; the supervisor does its own share meanwhile.
   std::unique_ptr<relay::Relay> relay;
   if (Status status = prepare_beside_init(options, &relay); !status.is_ok()) return init_failure_or(std::move(status));
+  if (options.first_process) {
+    // Queued behind `joined`: init starts it as soon as it is sealed, without waiting for another round trip.
+    auto sent = send_spawn(*options.first_process);
+    if (!sent.is_ok()) return init_failure_or(sent.status());
+    first_process_ = std::move(sent.value());
+  }
 
   std::vector<UniqueFd> fds;
   auto listeners_message = receive_setup_message(&fds);
@@ -326,7 +332,7 @@ void SupervisedSandbox::enforce_deadlines() {
   }
 }
 
-Result<Spawned> SupervisedSandbox::spawn(const SpawnRequest& request) {
+Result<SupervisedSandbox::SentSpawn> SupervisedSandbox::send_spawn(const SpawnRequest& request) {
   if (request.argv.empty()) return Status::error("spawn: empty argv");
   control::ControlMessage message{control::Kind::spawn};
   message.argv = request.argv;
@@ -342,7 +348,10 @@ Result<Spawned> SupervisedSandbox::spawn(const SpawnRequest& request) {
   for (const auto& [key, value] : env) message.env.push_back(key + "=" + value);
   message.cwd = request.cwd.empty() ? spec_.cwd : request.cwd;
 
-  Spawned spawned;
+  SentSpawn sent;
+  sent.program = request.argv[0];
+  sent.cwd = message.cwd;
+  Spawned& spawned = sent.spawned;
   std::vector<UniqueFd> child_ends;
   std::vector<int> fds;
   if (request.stdio == SpawnRequest::Stdio::pipes) {
@@ -372,26 +381,44 @@ Result<Spawned> SupervisedSandbox::spawn(const SpawnRequest& request) {
   }
   fds.insert(fds.end(), request.extra_fds.begin(), request.extra_fds.end());
 
-  std::unique_lock lock(mutex_);
+  std::lock_guard lock(mutex_);
   if (init_gone_ || shut_down_) return Status::from_errno(ECHILD, "spawn: the sandbox is no longer running");
   const uint64_t id = next_id_++;
   message.id = id;
   pending_spawns_[id] = {};
-  if (Status sent = send(message, fds); !sent.is_ok()) {
+  if (Status status = send(message, fds); !status.is_ok()) {
     pending_spawns_.erase(id);
-    return sent.with_context("spawn");
+    return status.with_context("spawn");
   }
-  child_ends.clear();
+  sent.spawned.id = id;
+  return sent;  // `child_ends` close here: init has its copies
+}
+
+Result<Spawned> SupervisedSandbox::await_spawn(SentSpawn sent) {
+  const uint64_t id = sent.spawned.id;
+  std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return pending_spawns_[id].done; });
   SpawnReply reply = pending_spawns_[id];
   pending_spawns_.erase(id);
   if (reply.error && reply.message == "cwd") {
     // Not the command's fault: no errno in the Status, so that callers do not report "command not found".
-    return Status::error("working directory " + message.cwd + " inside the sandbox: " + errno_text(reply.error));
+    return Status::error("working directory " + sent.cwd + " inside the sandbox: " + errno_text(reply.error));
   }
-  if (reply.error) return Status::from_errno(reply.error, "exec \"" + request.argv[0] + "\"");
-  spawned.id = id;
-  return spawned;
+  if (reply.error) return Status::from_errno(reply.error, "exec \"" + sent.program + "\"");
+  return std::move(sent.spawned);
+}
+
+Result<Spawned> SupervisedSandbox::spawn(const SpawnRequest& request) {
+  auto sent = send_spawn(request);
+  if (!sent.is_ok()) return sent.status();
+  return await_spawn(std::move(sent.value()));
+}
+
+Result<Spawned> SupervisedSandbox::first_process() {
+  if (!first_process_) return Status::error("first_process: no first process was requested in SandboxOptions");
+  SentSpawn sent = std::move(*first_process_);
+  first_process_.reset();
+  return await_spawn(std::move(sent));
 }
 
 Status SupervisedSandbox::signal(uint64_t id, int sig) {

@@ -31,6 +31,7 @@ class SupervisedSandbox final : public Sandbox {
   ~SupervisedSandbox() override;
 
   Result<Spawned> spawn(const SpawnRequest& request) override;
+  Result<Spawned> first_process() override;
   Status signal(uint64_t id, int sig) override;
   int wait_fd() const override { return exits_ready_.get(); }
   std::optional<ExitInfo> next_exit() override;
@@ -44,6 +45,12 @@ class SupervisedSandbox final : public Sandbox {
     pid_t pid = 0;
     std::optional<int64_t> deadline_ms;  // CLOCK_MONOTONIC
     std::string kill_reason;             // set when the supervisor killed it (wall time)
+  };
+  // A spawn request sent to init whose reply has not been read yet.
+  struct SentSpawn {
+    Spawned spawned;  // id set; the supervisor's pipe ends in pipes mode
+    std::string program;
+    std::string cwd;
   };
   struct SpawnReply {
     bool done = false;
@@ -59,6 +66,8 @@ class SupervisedSandbox final : public Sandbox {
   // A supervisor-side step failed: if init had failed first (its `fail` message explains more), that is the error.
   Status init_failure_or(Status status);
   Status send(const control::ControlMessage& message, const std::vector<int>& fds = {});
+  Result<SentSpawn> send_spawn(const SpawnRequest& request);
+  Result<Spawned> await_spawn(SentSpawn sent);
   Result<control::ControlMessage> receive_setup_message(std::vector<UniqueFd>* fds);
   void monitor();
   void on_control_message();
@@ -80,6 +89,7 @@ class SupervisedSandbox final : public Sandbox {
   int landlock_abi_ = 0;
   std::vector<std::string> degradations_;
   std::vector<std::string> protected_reported_;
+  std::optional<SentSpawn> first_process_;
 
   UniqueFd wake_;         // eventfd: stop the monitor thread
   UniqueFd exits_ready_;  // eventfd: readable while exits_ is not empty

@@ -19,6 +19,8 @@ class HostProcesses final : public Sandbox {
   ~HostProcesses() override;
 
   Result<Spawned> spawn(const SpawnRequest& request) override;
+  // Host processes are started on demand only (the executor host never asks for a first process).
+  Result<Spawned> first_process() override { return Status::error("first_process: not offered without a sandbox"); }
   Status signal(uint64_t id, int sig) override;
   int wait_fd() const override { return epoll_.get(); }
   std::optional<ExitInfo> next_exit() override;

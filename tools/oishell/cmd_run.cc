@@ -178,6 +178,10 @@ int run(int argc, char** argv) {
   TerminalAsker asker;
   SandboxOptions options;
   options.init = std::move(init.value());
+  SpawnRequest request;
+  request.argv = args.command;
+  request.stdio = SpawnRequest::Stdio::inherit;
+  options.first_process = request;
   if (spec->network.mode == NetMode::proxy && spec->network.on_unlisted == OnUnlisted::ask) {
     options.ask = asker.handler();  // otherwise no question can come: no terminal thread
   }
@@ -189,10 +193,7 @@ int run(int argc, char** argv) {
   asker.attach(sandbox->get());
   trace_startup("run: sandbox ready");
 
-  SpawnRequest request;
-  request.argv = args.command;
-  request.stdio = SpawnRequest::Stdio::inherit;
-  auto spawned = (*sandbox)->spawn(request);
+  auto spawned = (*sandbox)->first_process();
   if (!spawned.is_ok()) {
     const int err = spawned.status().errno_value();
     (*sandbox)->shutdown();
