@@ -8,11 +8,24 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <mutex>
+#include <vector>
 
 #include "runtime/sys/syscalls.h"
 
 namespace oishell {
 namespace {
+
+std::mutex& exiting_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// Janitors told "done" and not reaped yet.
+std::vector<pid_t>& exiting_pids() {
+  static std::vector<pid_t> pids;
+  return pids;
+}
 
 [[noreturn]] void run_janitor(int done_fd, int init_pidfd, ResourceLimits* limits) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_IGN);
@@ -61,8 +74,12 @@ void CgroupJanitor::release() {
   char done = 'd';
   (void)!::write(done_.get(), &done, 1);
   done_.reset();
-  while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
+  // The janitor exits at once, but its exit (a copy of this address space to unmap) is not worth waiting for:
+  // it is reaped here if it is gone already, else by a later release() (or, after this process, by the system).
+  std::lock_guard lock(exiting_mutex());
+  exiting_pids().push_back(pid_);
   pid_ = -1;
+  std::erase_if(exiting_pids(), [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) != 0; });
 }
 
 }  // namespace oishell

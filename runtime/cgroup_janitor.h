@@ -15,7 +15,8 @@ class CgroupJanitor {
   // Only when `limits` uses a cgroup (otherwise there is nothing to leave behind and no process is started).
   // Must be called while `init_pidfd` refers to sandbox init. Uses fork(), so it is safe in a threaded process.
   [[nodiscard]] Status start(int init_pidfd, ResourceLimits* limits);
-  // The supervisor has torn everything down itself: the janitor exits and is reaped. Idempotent.
+  // The supervisor has torn everything down itself: the janitor exits (reaped now if already gone, else by a
+  // later release()). Idempotent.
   void release();
   ~CgroupJanitor() { release(); }
 
