@@ -1,22 +1,23 @@
-// oishell-relay-bench: throughput and added latency of the relay on loopback, against a direct connection, the
-// "ideal" forwarders (ideal_forwarder.h: blocking calls, one thread per direction, no policy: the upper bound of
-// any userspace relay here; by splice and by copy) and a plain `socat` TCP forwarder. Everything runs on 127.0.0.x: an HTTP server thread
-// (127.0.0.2), the relay in this process (as in the supervisor), socat as a child process when installed.
+// oishell-relay-bench: throughput and added latency of the relay on loopback, against a direct connection, two
+// "ideal" forwarders (ideal_forwarder.h: blocking calls, one thread per direction, no policy; by splice and by
+// copy: the upper bound of any userspace relay here) and a plain `socat` TCP forwarder. Everything runs on
+// 127.0.0.x: an HTTP server thread (127.0.0.2), the relay in this process (as in the supervisor), the ideal
+// forwarders as threads, socat as a child process when installed.
 //
 //   oishell-relay-bench [--size-mib N] [--rounds R] [--requests K] [--socat no] [--paths direct,connect,...]
 //
-// Throughput: R rounds, each downloading N MiB over every path (direct, ideal = both ideal forwarders, connect =
-// relay CONNECT, forward = relay absolute-form GET, socat), alternating; the median MB/s of each, the ratio to
-// direct, and the CPU time of this process per GiB moved (server + client + relay or ideal forwarder; socat's own
-// CPU is not counted) with the relay thread's share.
+// Throughput: R rounds, each downloading N MiB over every path (direct; ideal = both ideal forwarders, or
+// ideal-splice / ideal-copy; connect = relay CONNECT; forward = relay absolute-form GET; socat), alternating in
+// rotating order. Per path: the median MB/s, the ratio to direct, the CPU time of this process per GiB moved
+// (server + client + relay or ideal forwarder) with the relay thread's share, and loopback packets per MiB.
 // Latency: K sequential small requests (GET of 100 bytes), each on a new connection: direct, through the relay
-// (absolute-form: the same round trips as direct), CONNECT, the ideal copy forwarder and socat; p50/p99 and the added
-// p50/p99.
+// (absolute-form: the same round trips as direct; CONNECT: one more), the ideal copy forwarder and socat;
+// p50/p99 and the added p50/p99.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <signal.h>
 #include <dirent.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -162,13 +163,16 @@ int64_t fetch(Path path, const Ports& ports, uint64_t size) {
     case Path::relay_connect: {
       fd = tcp_connect("127.0.0.1", ports.relay);
       if (!fd || !send_all(fd.get(), "CONNECT " + host + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n")) return -1;
+      // The relay's reply head, read as a real client does (one recv, not a byte at a time); nothing follows it
+      // before the request below is sent.
       std::string head;
-      char c;
+      char buf[512];
       while (head.find("\r\n\r\n") == std::string::npos) {
-        if (recv(fd.get(), &c, 1, 0) != 1) return -1;
-        head.push_back(c);
+        ssize_t n = recv(fd.get(), buf, sizeof buf, 0);
+        if (n <= 0) return -1;
+        head.append(buf, static_cast<size_t>(n));
       }
-      if (head.rfind("HTTP/1.1 200", 0) != 0) return -1;
+      if (head.rfind("HTTP/1.1 200", 0) != 0 || head.size() != head.find("\r\n\r\n") + 4) return -1;
       break;
     }
   }
@@ -305,18 +309,21 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Path> paths = {Path::direct};
-  if (path_wanted(only, "ideal")) paths.push_back(Path::ideal_splice);
-  if (path_wanted(only, "ideal")) paths.push_back(Path::ideal_copy);
+  if (path_wanted(only, "ideal") || path_wanted(only, "ideal-splice")) paths.push_back(Path::ideal_splice);
+  if (path_wanted(only, "ideal") || path_wanted(only, "ideal-copy")) paths.push_back(Path::ideal_copy);
   if (path_wanted(only, "connect")) paths.push_back(Path::relay_connect);
   if (path_wanted(only, "forward")) paths.push_back(Path::relay_forward);
   if (have_socat) paths.push_back(Path::socat);
   uint64_t size = size_mib << 20;
-  std::printf("throughput: %llu MiB per download, %d rounds, alternating\n",
+  std::printf("throughput: %llu MiB per download, %d rounds, alternating (rotating order)\n",
               static_cast<unsigned long long>(size_mib), rounds);
   std::vector<std::vector<double>> mbps(paths.size());
   std::vector<double> cpu(paths.size()), relay_cpu(paths.size()), wall(paths.size()), packets(paths.size());
+  // Each round starts at the next path (rotation), so that no path always follows the same one: what a path
+  // leaves behind (socat's exiting child, a server thread ending) would otherwise always land on its successor.
   for (int r = 0; r < rounds; ++r) {
-    for (size_t p = 0; p < paths.size(); ++p) {
+    for (size_t k = 0; k < paths.size(); ++k) {
+      size_t p = (k + static_cast<size_t>(r)) % paths.size();
       double cpu0 = process_cpu_s(), relay0 = relay_thread_cpu_s(), packets0 = loopback_packets();
       auto t0 = Clock::now();
       int64_t got = fetch(paths[p], ports, size);
@@ -336,22 +343,29 @@ int main(int argc, char** argv) {
   double gib = static_cast<double>(size) * rounds / (1 << 30);
   for (size_t p = 0; p < paths.size() && rounds > 0; ++p) {
     double med = percentile(mbps[p], 0.5);
-    std::printf("  %-22s median %6.0f MB/s (min %5.0f, max %5.0f) ratio %.3f | CPU %.2f s/GiB (%.2f busy CPUs)",
-                name(paths[p]), med, *std::min_element(mbps[p].begin(), mbps[p].end()),
-                *std::max_element(mbps[p].begin(), mbps[p].end()), med / direct, cpu[p] / gib, cpu[p] / wall[p]);
+    std::printf("  %-22s median %6.0f MB/s (min %5.0f, max %5.0f) ratio %.3f", name(paths[p]), med,
+                *std::min_element(mbps[p].begin(), mbps[p].end()), *std::max_element(mbps[p].begin(), mbps[p].end()),
+                med / direct);
+    if (paths[p] == Path::socat) {
+      std::printf(" | CPU n/a (socat is another process)");
+    } else {
+      std::printf(" | CPU %.2f s/GiB (%.2f busy CPUs)", cpu[p] / gib, cpu[p] / wall[p]);
+    }
     if (relay_cpu[p] > 0.01 * cpu[p]) std::printf(", relay thread %.2f s/GiB", relay_cpu[p] / gib);
     std::printf(" | %.0f lo packets/MiB\n", packets[p] / (gib * 1024));
   }
 
-  std::printf("latency: %d sequential GETs of 100 bytes, each on a new connection, interleaved\n", requests);
+  std::printf("latency: %d sequential GETs of 100 bytes, each on a new connection, interleaved (rotating order)\n",
+              requests);
   std::vector<Path> lat_paths = {Path::direct};
   if (path_wanted(only, "forward")) lat_paths.push_back(Path::relay_forward);
   if (path_wanted(only, "connect")) lat_paths.push_back(Path::relay_connect);
-  if (path_wanted(only, "ideal")) lat_paths.push_back(Path::ideal_copy);
+  if (path_wanted(only, "ideal") || path_wanted(only, "ideal-copy")) lat_paths.push_back(Path::ideal_copy);
   if (have_socat) lat_paths.push_back(Path::socat);
   std::vector<std::vector<double>> ms(lat_paths.size());
   for (int i = 0; i < requests; ++i) {
-    for (size_t p = 0; p < lat_paths.size(); ++p) {
+    for (size_t k = 0; k < lat_paths.size(); ++k) {
+      size_t p = (k + static_cast<size_t>(i)) % lat_paths.size();
       auto t0 = Clock::now();
       if (fetch(lat_paths[p], ports, 100) <= 0) {
         std::fprintf(stderr, "%s: request failed\n", name(lat_paths[p]));
