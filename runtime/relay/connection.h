@@ -29,6 +29,8 @@ struct RelayContext {
   EventLoop* loop = nullptr;
   TimerQueue timers;
   std::set<std::string> session_allowed;  // "host port" answered allow-always
+  // Large data-path buffers of all connections together (pump.h): 64 MiB, as Linux's default per-user pipe quota.
+  BufferBudget buffers{64u << 20};
   // Starts a resolution; the relay calls Connection::on_resolved with the result (if the connection still lives).
   std::function<void(uint64_t conn_id, const std::string& name)> resolve;
   // Asks the AskHandler; the relay calls Connection::on_answer (or on_timer denies). Returns the ask id.

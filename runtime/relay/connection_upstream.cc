@@ -181,7 +181,7 @@ void Connection::on_connected() {
   upstream_started_ = last_activity_ = Clock::now();
   upstream_.writable = true;
   emit_allowed(*ctx_.events, protocol_name(), host_, port_, rule_, address_);
-  down_.set_capacity(kDownBufferBytes);
+  down_.set_capacity(kDownBufferBytes, &ctx_.buffers);
   switch (mode_) {
     case Mode::connect:
     case Mode::socks: {
@@ -189,7 +189,7 @@ void Connection::on_connected() {
                                                : std::string("HTTP/1.1 200 Connection established\r\n\r\n");
       reply_bytes_ += reply.size();
       down_.push(reply);
-      up_.set_capacity(kUpBufferBytes);
+      up_.set_capacity(kUpBufferBytes, &ctx_.buffers);
       up_.set_gated(true);  // until the first client bytes show whether a TLS ClientHello names another host
       up_.push(in_);
       in_.clear();

@@ -15,7 +15,7 @@ bool transient(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == E
 
 Status Direction::fill(Endpoint& src, bool& progressed) {
   while (src.readable && !eof_ && has_room()) {
-    size_t want = std::min(read_chunk_, capacity_ - buf_.size());
+    size_t want = std::min(read_chunk_, effective_capacity() - buf_.size());
     ssize_t n = ::read(src.fd.get(), buf_.write_space(want), want);
     if (n < 0) {
       if (!transient(errno)) return Status::from_errno(errno, "read");
@@ -29,8 +29,10 @@ Status Direction::fill(Endpoint& src, bool& progressed) {
       continue;
     }
     progressed = true;
-    // A full chunk: a bulk transfer. Larger reads and sends mean fewer calls and full-size segments.
-    if (static_cast<size_t>(n) == want && want == read_chunk_) read_chunk_ = std::min(read_chunk_ * 4, capacity_);
+    if (static_cast<size_t>(n) < want) continue;
+    // A full read: a bulk transfer. Larger reads and sends mean fewer calls and full-size segments.
+    if (budget_ && !lease_.held() && capacity_ > kFirstRead) lease_.acquire(*budget_, capacity_ - kFirstRead);
+    if (want == read_chunk_) read_chunk_ = std::min(read_chunk_ * 4, effective_capacity());
   }
   return Status::ok();
 }
@@ -50,6 +52,7 @@ Status Direction::flush(Endpoint& dst, bool& progressed) {
       continue;
     }
     buf_.consume(static_cast<size_t>(n));
+    if (buf_.empty()) lease_.release();  // the storage went back too (ByteQueue)
     bytes_out_ += static_cast<uint64_t>(n);
     progressed = true;
   }

@@ -10,12 +10,15 @@
 // the copied ones as full-size segments. The relay's own thread costs the same either way.
 //
 // Reads start in kFirstRead chunks and grow (x4 per full read) up to the capacity, so a short exchange never
-// allocates more than that; the buffer is released whenever it runs empty (ByteQueue).
+// allocates more than that; the buffer is released whenever it runs empty (ByteQueue). Holding more than
+// kFirstRead needs a lease from the relay's BufferBudget (buffer_budget.h); without one the direction stays at
+// kFirstRead.
 #include <cstdint>
 #include <string_view>
 
 #include "base/status.h"
 #include "base/unique_fd.h"
+#include "runtime/relay/buffer_budget.h"
 #include "runtime/relay/byte_queue.h"
 
 namespace oishell::relay {
@@ -29,8 +32,12 @@ struct Endpoint {
 
 class Direction {
  public:
-  // The most this direction holds before it stops reading its source (TCP backpressure then applies).
-  void set_capacity(size_t bytes) { capacity_ = bytes; }
+  // The most this direction holds before it stops reading its source (TCP backpressure then applies); past
+  // kFirstRead only with a lease from `budget` (no budget: kFirstRead at most).
+  void set_capacity(size_t bytes, BufferBudget* budget) {
+    capacity_ = bytes;
+    budget_ = budget;
+  }
 
   // Queues bytes for the destination (may exceed the capacity: reads stop until it drains).
   void push(std::string_view bytes) { buf_.append(bytes); }
@@ -53,15 +60,19 @@ class Direction {
   bool eof() const { return eof_; }
   bool shut() const { return shut_; }
   size_t pending() const { return buf_.size(); }
-  bool has_room() const { return buf_.size() < capacity_; }
+  bool has_room() const { return buf_.size() < effective_capacity(); }
   uint64_t bytes_out() const { return bytes_out_; }
 
   static constexpr size_t kBufferCap = 256 * 1024;
   static constexpr size_t kFirstRead = 64 * 1024;
 
  private:
+  size_t effective_capacity() const { return lease_.held() || !budget_ ? capacity_ : kFirstRead; }
+
   ByteQueue buf_;
   size_t capacity_ = kBufferCap;
+  BufferBudget* budget_ = nullptr;  // null: the capacity needs no lease (protocol phases, forwarded requests)
+  BudgetLease lease_;
   size_t read_chunk_ = kFirstRead;
   bool gated_ = false;
   bool eof_ = false;
