@@ -85,6 +85,22 @@ std::string errno_name(int err) {
   return name ? name : std::to_string(err);
 }
 
+SeccompReports reports_of(const std::vector<PlannedRule>& rules) {
+  SeccompReports reports;
+  for (const auto& planned : rules) {
+    if (!planned.rule->report) continue;
+    size_t nr = static_cast<size_t>(planned.nr);
+    if (reports.errno_by_syscall.size() <= nr) {
+      reports.errno_by_syscall.resize(nr + 1, 0);
+      reports.set_by_syscall.resize(nr + 1);
+    }
+    if (reports.errno_by_syscall[nr] != 0) continue;  // first set wins (the table has no conflicting errnos)
+    reports.errno_by_syscall[nr] = planned.rule->err;
+    reports.set_by_syscall[nr] = std::string(planned.set);
+  }
+  return reports;
+}
+
 }  // namespace
 
 Result<SeccompProgram> seccomp_compile(const SeccompSpec& spec) {
@@ -95,6 +111,7 @@ Result<SeccompProgram> seccomp_compile(const SeccompSpec& spec) {
   if (!rules) return rules.status();
 
   SeccompProgram program;
+  program.reports = reports_of(*rules);
   // User notification needs kernel 5.0+ and libseccomp API level 5+ (level 6: with TSYNC, unused here).
   program.notify = seccomp_api_get() >= 5;
   Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
@@ -173,21 +190,14 @@ Result<UniqueFd> seccomp_apply(const SeccompSpec& spec) {
   return seccomp_load_program(*program);
 }
 
+SeccompNotifier::SeccompNotifier(UniqueFd notify_fd, SeccompReports reports, EventSink& events)
+    : fd_(std::move(notify_fd)), events_(events), reports_(std::move(reports)) {}
+
 SeccompNotifier::SeccompNotifier(UniqueFd notify_fd, const SeccompSpec& spec, EventSink& events)
     : fd_(std::move(notify_fd)), events_(events) {
   auto rules = plan(spec);
-  if (!rules) return;  // seccomp_apply() refused this spec already; every notification then answers EPERM
-  for (const auto& planned : *rules) {
-    if (!planned.rule->report) continue;
-    size_t nr = static_cast<size_t>(planned.nr);
-    if (errno_by_syscall_.size() <= nr) {
-      errno_by_syscall_.resize(nr + 1, 0);
-      set_by_syscall_.resize(nr + 1);
-    }
-    if (errno_by_syscall_[nr] != 0) continue;  // first set wins (the table has no conflicting errnos)
-    errno_by_syscall_[nr] = planned.rule->err;
-    set_by_syscall_[nr] = std::string(planned.set);
-  }
+  // An unplannable spec was refused by seccomp_compile() already; every notification then answers EPERM.
+  if (rules) reports_ = reports_of(*rules);
 }
 
 Status SeccompNotifier::handle_ready() {
@@ -210,8 +220,10 @@ Status SeccompNotifier::handle_ready() {
     return Status::from_errno(err, "seccomp_notify_receive");
   }
   size_t nr = static_cast<size_t>(req->data.nr);
-  int err = nr < errno_by_syscall_.size() && errno_by_syscall_[nr] != 0 ? errno_by_syscall_[nr] : EPERM;
-  std::string set = nr < set_by_syscall_.size() && !set_by_syscall_[nr].empty() ? set_by_syscall_[nr] : "unknown";
+  const auto& errnos = reports_.errno_by_syscall;
+  const auto& sets = reports_.set_by_syscall;
+  int err = nr < errnos.size() && errnos[nr] != 0 ? errnos[nr] : EPERM;
+  std::string set = nr < sets.size() && !sets[nr].empty() ? sets[nr] : "unknown";
 
   // Reported before the answer: the blocked call cannot return (and the code that made it cannot finish) before
   // its denial is on its way to the user and the model.

@@ -17,9 +17,16 @@ namespace oishell {
 // go to a user-notification listener (`notify`); the supervisor serves it with SeccompNotifier, which answers each
 // with the set's errno and emits a "denied" event. Calls whose denial needs no report (clone3 -> ENOSYS, so libc
 // falls back to clone) return their errno directly.
+// What the notifier answers for each reported syscall: its errno and the name of its deny set (by number).
+struct SeccompReports {
+  std::vector<int> errno_by_syscall;
+  std::vector<std::string> set_by_syscall;
+};
+
 struct SeccompProgram {
   std::vector<sock_filter> instructions;
   bool notify = false;
+  SeccompReports reports;  // filled by seccomp_compile (not carried by to_bytes/from_bytes)
 };
 
 // Compiles the deny sets of `spec` with libseccomp. The supervisor does this while init builds its mount tree and
@@ -37,6 +44,8 @@ Result<UniqueFd> seccomp_apply(const SeccompSpec& spec);
 // notification. Thread-compatible; owned by the supervisor loop.
 class SeccompNotifier {
  public:
+  SeccompNotifier(UniqueFd notify_fd, SeccompReports reports, EventSink& events);
+  // Plans `spec` again for its reports (the supervisor uses the compiled program's).
   SeccompNotifier(UniqueFd notify_fd, const SeccompSpec& spec, EventSink& events);
   int fd() const { return fd_.get(); }
   // Returns an error only when the fd is broken (e.g. every filtered process is gone: ENOENT is not an error).
@@ -45,8 +54,7 @@ class SeccompNotifier {
  private:
   UniqueFd fd_;
   EventSink& events_;
-  std::vector<int> errno_by_syscall_;  // indexed by syscall number; built from the spec
-  std::vector<std::string> set_by_syscall_;
+  SeccompReports reports_;
 };
 
 }  // namespace oishell

@@ -108,7 +108,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   if (ready->kind != control::Kind::ready) return Status::error("sandbox init: unexpected message instead of ready");
   landlock_abi_ = ready->number;
   degradations_ = ready->strings;
-  if (!fds.empty()) notifier_ = std::make_unique<SeccompNotifier>(std::move(fds[0]), spec_.seccomp, events_);
+  if (!fds.empty()) notifier_ = std::make_unique<SeccompNotifier>(std::move(fds[0]), std::move(seccomp_reports_), events_);
 
   if (relay) {
     relay_ = std::move(relay);
@@ -121,17 +121,19 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
 }
 
 Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::unique_ptr<relay::Relay>* relay) {
+  // Before the janitor's fork, which would make every page libseccomp then writes a copy-on-write fault.
+  auto program = seccomp_compile(spec_.seccomp);
+  if (!program.is_ok()) return program.status();
   auto limits = ResourceLimits::prepare(spec_.limits);
   if (!limits.is_ok()) return limits.status().with_context("resource limits");
   limits_ = std::move(limits.value());
   OI_TRY_CTX(janitor_.start(init_pidfd_.get(), limits_.get()), "resource limits");
-  auto program = seccomp_compile(spec_.seccomp);
-  if (!program.is_ok()) return program.status();
   // Init starts no process before `joined`, so everything it ever starts is inside the cgroups.
   OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
   control::ControlMessage joined{control::Kind::joined};
   joined.data = seccomp_program_to_bytes(*program);
   joined.number = program->notify ? 1 : 0;
+  seccomp_reports_ = std::move(program->reports);
   for (const RlimitSetting& r : limits_->rlimits()) {
     joined.strings.push_back(std::to_string(r.resource) + " " + std::to_string(r.soft) + " " + std::to_string(r.hard));
   }

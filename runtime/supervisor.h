@@ -83,6 +83,7 @@ class SupervisedSandbox final : public Sandbox {
   CgroupJanitor janitor_;  // removes the cgroups should this process be killed
   std::unique_ptr<relay::Relay> relay_;
   std::unique_ptr<SeccompNotifier> notifier_;
+  SeccompReports seccomp_reports_;  // from the compiled program, for notifier_
   UniqueFd control_;
   UniqueFd init_pidfd_;
   pid_t init_pid_ = -1;
