@@ -2,7 +2,7 @@
 // The messages between the supervisor and sandbox init over their SOCK_SEQPACKET socket: one JSON object per
 // message, descriptors alongside (SCM_RIGHTS, runtime/fd_passing.h).
 //
-//   supervisor -> init   spec          data = the compiled policy as JSON (policy/spec_json.h)
+//   supervisor -> init   spec          message = the compiled policy as JSON text (policy/spec_json.h)
 //                        joined        init is in the limits' cgroups; data = the seccomp program (BPF),
 //                                      number = 1 when it reports through user notification, strings = the
 //                                      rlimits to set ("RESOURCE SOFT HARD"). Prepared while init builds its

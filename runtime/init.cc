@@ -72,7 +72,7 @@ Result<SandboxSpec> wait_for_spec() {
   auto decoded = control::decode(message->payload);
   if (!decoded.is_ok()) return decoded.status();
   if (decoded->kind != control::Kind::spec) return Status::error("expected `spec` from the supervisor");
-  nlohmann::json json = nlohmann::json::parse(decoded->data, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json json = nlohmann::json::parse(decoded->message, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return Status::error("`spec`: not JSON");
   return spec_from_json(json);
 }
