@@ -63,6 +63,14 @@ class CgroupLimits final : public ResourceLimits {
     return out;
   }
 
+  std::vector<std::string> cgroup_dirs() const override {
+    std::vector<std::string> dirs;
+    for (const OwnedCgroup* g : {&v2_, &memory_, &pids_}) {
+      if (!g->path().empty()) dirs.push_back(g->path());
+    }
+    return dirs;
+  }
+
   std::vector<std::string> mechanisms() const override {
     std::vector<std::string> out = notes_;
     if (spec_.cpu_time_seconds) {

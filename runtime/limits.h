@@ -36,6 +36,8 @@ class ResourceLimits {
   // cgroup took them). Init applies them (it gets them in the `joined` message).
   virtual std::vector<RlimitSetting> rlimits() const = 0;
   Status apply_rlimits() const { return apply_rlimit_settings(rlimits()); }
+  // The cgroup directories made for the sandbox (empty when only rlimits are used).
+  virtual std::vector<std::string> cgroup_dirs() const = 0;
   // "memory: cgroup v1 (2 GiB)", "pids: rlimit RLIMIT_NPROC (512, per uid)", ...
   virtual std::vector<std::string> mechanisms() const = 0;
   // After a process died of SIGKILL: was it the memory limit? Returns "memory limit 2 GiB" or "".

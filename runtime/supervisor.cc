@@ -140,7 +140,7 @@ Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::uniq
   trace_startup("supervisor: cgroups joined, seccomp program sent");
   // After `joined`, which init waits for: the fork's cost is then beside init's sealing, not before it. Should
   // this process be killed in the moment between the cgroups' creation and here, they are left empty.
-  OI_TRY_CTX(janitor_.start(init_pidfd_.get(), limits_.get()), "resource limits");
+  OI_TRY_CTX(janitor_.start(init_pidfd_.get(), *limits_), "resource limits");
   if (spec_.network.mode == NetMode::proxy) {
     auto created = relay::Relay::create(spec_.network, events_, std::move(options.ask));
     if (!created.is_ok()) return created.status().with_context("relay");
