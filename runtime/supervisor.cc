@@ -121,12 +121,12 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
 }
 
 Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::unique_ptr<relay::Relay>* relay) {
-  // Before the janitor's fork, which makes every page written afterwards a copy-on-write fault.
   auto program = seccomp_compile(spec_.seccomp);
   if (!program.is_ok()) return program.status();
   auto limits = ResourceLimits::prepare(spec_.limits);
   if (!limits.is_ok()) return limits.status().with_context("resource limits");
   limits_ = std::move(limits.value());
+  OI_TRY_CTX(janitor_.start(init_pidfd_.get(), *limits_), "resource limits");
   // Init starts no process before `joined`, so everything it ever starts is inside the cgroups.
   OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
   control::ControlMessage joined{control::Kind::joined};
@@ -138,9 +138,6 @@ Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::uniq
   }
   OI_TRY(send(joined));
   trace_startup("supervisor: cgroups joined, seccomp program sent");
-  // After `joined`, which init waits for: the fork's cost is then beside init's sealing, not before it. Should
-  // this process be killed in the moment between the cgroups' creation and here, they are left empty.
-  OI_TRY_CTX(janitor_.start(init_pidfd_.get(), *limits_), "resource limits");
   if (spec_.network.mode == NetMode::proxy) {
     auto created = relay::Relay::create(spec_.network, events_, std::move(options.ask));
     if (!created.is_ok()) return created.status().with_context("relay");
