@@ -268,6 +268,53 @@ TEST(SeccompInProcess, BadSpecFailsClosed) {
   EXPECT_EQ(r.at("result"), "seccomp: allow_syscalls names an unknown x86_64 syscall `ptrac`");
 }
 
+// The supervisor compiles the program and init loads it after it crossed the control socket as bytes: the
+// loaded filter denies exactly as one compiled in place, and the reports table names each reported call's set.
+TEST(SeccompInProcess, ProgramCompiledElsewhereLoadsFromItsBytes) {
+  SeccompSpec spec = default_spec();
+  auto program = seccomp_compile(spec);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  ASSERT_TRUE(program->notify);
+  ASSERT_GT(program->reports.set_by_syscall.size(), static_cast<size_t>(SYS_mount));
+  EXPECT_EQ(program->reports.set_by_syscall[SYS_mount], "mount_and_pivot");
+  EXPECT_EQ(program->reports.errno_by_syscall[SYS_mount], EPERM);
+  EXPECT_EQ(program->reports.errno_by_syscall[SYS_getpid], 0);  // not reported: allowed
+  const std::string bytes = seccomp_program_to_bytes(*program);
+  EXPECT_EQ(bytes.size(), program->instructions.size() * sizeof(sock_filter));
+
+  CollectingSink sink;
+  ChildReport r = run_in_child(
+      [&](const Child& c) {
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return 1;
+        auto received = seccomp_program_from_bytes(bytes, /*notify=*/true);
+        if (!received) {
+          c.report("seal", received.status().message());
+          return 1;
+        }
+        auto fd = seccomp_load_program(*received);
+        if (!fd || !fd->valid() || !c.send_fd(fd->get())) {
+          c.report("seal", fd ? "no notify fd" : fd.status().message());
+          return 1;
+        }
+        c.report("seal", "ok");
+        c.result("keyctl", sys(SYS_keyctl, 0, -3, 0));
+        c.result("getpid", sys(SYS_getpid));
+        return 0;
+      },
+      &spec, &sink);
+  ASSERT_EQ(r.at("seal"), "ok") << r.log;
+  EXPECT_EQ(r.at("keyctl"), "EPERM") << r.log;
+  EXPECT_EQ(r.at("getpid"), "ok") << r.log;
+
+  // Bytes that are no BPF program are refused before anything is loaded.
+  for (const std::string& bad : {std::string(), std::string(7, 'x'), bytes + "x"}) {
+    auto refused = seccomp_program_from_bytes(bad, true);
+    ASSERT_FALSE(refused.is_ok());
+    EXPECT_EQ(refused.status().message(),
+              "seccomp: a program of " + std::to_string(bad.size()) + " bytes is not a BPF program");
+  }
+}
+
 TEST(SeccompSets, EveryNameResolvesAndEveryDefaultSetIsKnown) {
   for (const auto& set : seccomp_sets::all()) {
     EXPECT_FALSE(set.rules.empty()) << set.name;
