@@ -156,6 +156,11 @@ Status write_file(const std::string& path, const std::string& value) {
 
 void OwnedCgroup::remove() {
   if (path_.empty()) return;
+  // Usually the group is empty by now (the sandbox's pid namespace is gone): try the rmdir first.
+  if (::rmdir(path_.c_str()) == 0 || errno == ENOENT) {
+    path_.clear();
+    return;
+  }
   const bool v2_kill = has("cgroup.kill");
   for (int attempt = 0; attempt < 200; ++attempt) {
     if (v2_kill) {
