@@ -37,6 +37,20 @@ void eventfd_clear(int fd) {
   (void)!::read(fd, &value, sizeof value);
 }
 
+// Init builds the mounts, sets the hostname, opens the listeners and applies Landlock; it has no use for the
+// environment (spawn requests carry it), the protected paths or the relay's rules. Less to send and to parse, and
+// no environment values inside the sandbox's init.
+SandboxSpec what_init_needs(const SandboxSpec& spec) {
+  SandboxSpec part = spec;
+  part.env.clear();
+  part.protected_paths.clear();
+  part.network.allow.clear();
+  part.network.deny.clear();
+  part.network.allow_private.clear();
+  part.network.hosts.clear();
+  return part;
+}
+
 }  // namespace
 
 std::string format_duration_ms(uint64_t ms) {
@@ -73,7 +87,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   }
   options.init.release(&init_pid_, &init_pidfd_, &control_);
   control::ControlMessage spec_message{control::Kind::spec};
-  spec_message.message = spec_to_json(spec_).dump();
+  spec_message.message = spec_to_json(what_init_needs(spec_)).dump();
   if (Status sent = send(spec_message); !sent.is_ok()) return init_failure_or(sent.with_context("sending the policy"));
   trace_startup("supervisor: policy sent");
   protect_.snapshot(spec_.protected_paths);
