@@ -57,14 +57,7 @@ std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
       break;
     }
     std::string value;
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      return "option " + arg + " needs a value";
-    }
+    if (!read_option(argc, argv, &i, &arg, &value)) return "option " + arg + " needs a value";
     if (apply_policy_flag(arg, value, &out->source, &out->overrides)) continue;
     if (arg == "--events") {
       out->events_file = value;

@@ -50,14 +50,7 @@ std::string parse(int argc, char** argv, SuperviseArgs* out, bool* help) {
       return "";
     }
     std::string value;
-    if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      return "option " + arg + " needs a value";
-    }
+    if (!read_option(argc, argv, &i, &arg, &value)) return "option " + arg + " needs a value";
     if (apply_policy_flag(arg, value, &out->source, &out->overrides)) continue;
     if (arg == "--sandbox") {
       if (value != "openshell" && value != "none") return "--sandbox must be openshell or none";

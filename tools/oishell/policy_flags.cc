@@ -2,6 +2,18 @@
 
 namespace oishell::cli {
 
+bool read_option(int argc, char** argv, int* i, std::string* flag, std::string* value) {
+  *flag = argv[*i];
+  if (auto eq = flag->find('='); eq != std::string::npos && flag->rfind("--", 0) == 0) {
+    *value = flag->substr(eq + 1);
+    flag->resize(eq);
+    return true;
+  }
+  if (*i + 1 >= argc) return false;
+  *value = argv[++*i];
+  return true;
+}
+
 bool apply_policy_flag(const std::string& flag, const std::string& value, PolicySource* source,
                        PolicyOverrides* overrides) {
   if (flag == "--policy") {

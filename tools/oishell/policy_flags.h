@@ -8,6 +8,10 @@
 
 namespace oishell::cli {
 
+// Reads the option at argv[*i] as `--flag=value` or `--flag value` (advancing *i past a separate value) into
+// `flag` and `value`. Returns false when the value is missing.
+bool read_option(int argc, char** argv, int* i, std::string* flag, std::string* value);
+
 // Applies `flag` with `value` when it is one of the policy flags; returns false when `flag` is not one of them.
 bool apply_policy_flag(const std::string& flag, const std::string& value, PolicySource* source,
                        PolicyOverrides* overrides);
