@@ -48,6 +48,15 @@ class RelayImpl final : public Relay {
     ctx_.events = &events;
     ctx_.loop = &loop_;
     ctx_.resolve = [this](uint64_t conn, const std::string& name) {
+      // Made at the first name to look up: a sandbox that never connects by name never pays for c-ares.
+      if (!resolver_) {
+        auto created = Resolver::create(loop_);
+        if (!created) {
+          resolved_.emplace_back(conn, created.status().with_context("relay resolver"));
+          return;
+        }
+        resolver_ = std::move(*created);
+      }
       resolver_->resolve(name, [this, conn](Result<std::vector<IpAddress>> r) {
         resolved_.emplace_back(conn, std::move(r));  // handled by the loop, after the current event
       });
@@ -65,13 +74,6 @@ class RelayImpl final : public Relay {
     };
   }
   ~RelayImpl() override { stop(); }
-
-  Status init() {
-    auto resolver = Resolver::create(loop_);
-    if (!resolver) return resolver.status().with_context("relay resolver");
-    resolver_ = std::move(*resolver);
-    return Status::ok();
-  }
 
   Status start(std::vector<Listener> listeners) override {
     if (thread_.joinable() || stopped_) return Status::error("relay: start() called twice");
@@ -130,7 +132,7 @@ class RelayImpl final : public Relay {
     while (!stopping_) {
       Clock::time_point now = Clock::now();
       int timeout = ctx_.timers.next_timeout_ms(now);
-      int dns = resolver_->next_timeout_ms();
+      int dns = resolver_ ? resolver_->next_timeout_ms() : -1;
       if (dns >= 0 && (timeout < 0 || dns < timeout)) timeout = dns;
       auto n = loop_.wait(timeout, events, kMaxEvents);
       if (!n) {
@@ -138,7 +140,7 @@ class RelayImpl final : public Relay {
         return;
       }
       for (int i = 0; i < *n; ++i) dispatch(events[i].data.u64, events[i].events);
-      resolver_->on_timeout();
+      if (resolver_) resolver_->on_timeout();
       complete_resolutions();
       complete_answers();
       due.clear();
@@ -154,7 +156,7 @@ class RelayImpl final : public Relay {
       loop_.drain_wake();
     } else if (tag & kListenerTagBit) {
       accept_from(tag & ~kListenerTagBit);
-    } else if (tag & Resolver::kResolverTagBit) {
+    } else if ((tag & Resolver::kResolverTagBit) && resolver_) {
       resolver_->on_event(static_cast<int>(tag & 0xffffffff), events);
     } else if (auto it = conns_.find(tag >> 2); it != conns_.end()) {
       if (it->second->on_event(static_cast<Role>(tag & 3), events)) conns_.erase(it);
@@ -256,7 +258,6 @@ Result<std::unique_ptr<Relay>> Relay::create(const NetworkSpec& spec, EventSink&
   auto loop = EventLoop::create();
   if (!loop) return loop.status().with_context("relay");
   auto relay = std::make_unique<RelayImpl>(spec, events, std::move(ask), options, std::move(*loop));
-  OI_TRY(relay->init());
   return std::unique_ptr<Relay>(std::move(relay));
 }
 
