@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
+#include <charconv>
+#include <string_view>
 #include <thread>
 
 #include "base/unique_fd.h"
@@ -17,12 +17,23 @@
 namespace oishell::cgroup {
 namespace {
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(s);
-  while (std::getline(in, item, sep)) out.push_back(item);
-  return out;
+// Plain reads and string_views: these run on every sandbox start, where iostreams cost more than the kernel's
+// work (their locale set-up alone is cold code).
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  while (true) {
+    size_t at = s.find(sep);
+    out.push_back(s.substr(0, at));
+    if (at == std::string_view::npos) return out;
+    s.remove_prefix(at + 1);
+  }
+}
+
+bool has_item(std::string_view list, std::string_view item, char sep) {
+  for (std::string_view x : split(list, sep)) {
+    if (x == item) return true;
+  }
+  return false;
 }
 
 struct Mount {
@@ -31,31 +42,31 @@ struct Mount {
 
 std::vector<Mount> cgroup_mounts() {
   std::vector<Mount> mounts;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
+  auto text = read_file("/proc/self/mountinfo");
+  if (!text) return mounts;
+  for (std::string_view line : split(*text, '\n')) {
     // id parent dev root point options [optional...] - fstype source super_options
     size_t dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
+    if (dash == std::string_view::npos) continue;
     auto head = split(line.substr(0, dash), ' ');
     auto tail = split(line.substr(dash + 3), ' ');
     if (head.size() < 5 || tail.size() < 3) continue;
     if (tail[0] != "cgroup" && tail[0] != "cgroup2") continue;
-    mounts.push_back({head[3], head[4], tail[0], tail[2]});
+    mounts.push_back({std::string(head[3]), std::string(head[4]), std::string(tail[0]), std::string(tail[2])});
   }
   return mounts;
 }
 
-// The path of our cgroup in the hierarchy whose /proc/self/cgroup controller list matches `pred`.
+// The path of our cgroup in the hierarchy whose /proc/self/cgroup line ("id:controllers:path") matches `pred`.
 template <typename Pred>
 std::optional<std::string> own_path(Pred pred) {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
+  auto text = read_file("/proc/self/cgroup");
+  if (!text) return std::nullopt;
+  for (std::string_view line : split(*text, '\n')) {
     size_t a = line.find(':');
-    size_t b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    if (pred(line.substr(0, a), line.substr(a + 1, b - a - 1))) return line.substr(b + 1);
+    size_t b = a == std::string_view::npos ? a : line.find(':', a + 1);
+    if (b == std::string_view::npos) continue;
+    if (pred(line.substr(0, a), line.substr(a + 1, b - a - 1))) return std::string(line.substr(b + 1));
   }
   return std::nullopt;
 }
@@ -71,13 +82,8 @@ std::string join(const Mount& m, const std::string& cgroup_path) {
 
 std::optional<std::string> v1_own_dir(const std::string& controller) {
   for (const auto& m : cgroup_mounts()) {
-    if (m.fstype != "cgroup") continue;
-    auto opts = split(m.super_options, ',');
-    if (std::find(opts.begin(), opts.end(), controller) == opts.end()) continue;
-    auto path = own_path([&](const std::string&, const std::string& ctls) {
-      auto list = split(ctls, ',');
-      return std::find(list.begin(), list.end(), controller) != list.end();
-    });
+    if (m.fstype != "cgroup" || !has_item(m.super_options, controller, ',')) continue;
+    auto path = own_path([&](std::string_view, std::string_view ctls) { return has_item(ctls, controller, ','); });
     if (path) return join(m, *path);
   }
   return std::nullopt;
@@ -86,36 +92,45 @@ std::optional<std::string> v1_own_dir(const std::string& controller) {
 std::optional<std::string> v2_own_dir() {
   for (const auto& m : cgroup_mounts()) {
     if (m.fstype != "cgroup2") continue;
-    auto path = own_path([](const std::string& id, const std::string& ctls) { return id == "0" && ctls.empty(); });
+    auto path = own_path([](std::string_view id, std::string_view ctls) { return id == "0" && ctls.empty(); });
     if (path) return join(m, *path);
   }
   return std::nullopt;
 }
 
 std::vector<std::string> v2_controllers(const std::string& dir) {
-  auto text = read_file(dir + "/cgroup.controllers");
   std::vector<std::string> out;
+  auto text = read_file(dir + "/cgroup.controllers");
   if (!text) return out;
-  std::istringstream in(*text);
-  std::string c;
-  while (in >> c) out.push_back(c);
+  for (std::string_view line : split(*text, '\n')) {
+    for (std::string_view c : split(line, ' ')) {
+      if (!c.empty()) out.emplace_back(c);
+    }
+  }
   return out;
 }
 
 std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) return text;
+    text.append(buf, static_cast<size_t>(n));
+  }
 }
 
 std::optional<uint64_t> keyed_value(const std::string& text, const std::string& key) {
-  std::istringstream in(text);
-  std::string k;
-  uint64_t v;
-  while (in >> k >> v) {
-    if (k == key) return v;
+  for (std::string_view line : split(text, '\n')) {
+    auto words = split(line, ' ');
+    if (words.size() != 2 || words[0] != key) continue;
+    uint64_t value = 0;
+    auto [end, err] = std::from_chars(words[1].data(), words[1].data() + words[1].size(), value);
+    if (err == std::errc() && end == words[1].data() + words[1].size()) return value;
   }
   return std::nullopt;
 }
@@ -166,9 +181,11 @@ void OwnedCgroup::remove() {
     if (v2_kill) {
       (void)write("cgroup.kill", "1");
     } else if (auto procs = read("cgroup.procs")) {
-      std::istringstream in(*procs);
-      pid_t pid;
-      while (in >> pid) ::kill(pid, SIGKILL);
+      for (std::string_view line : split(*procs, '\n')) {
+        pid_t pid = 0;
+        auto [end, err] = std::from_chars(line.data(), line.data() + line.size(), pid);
+        if (err == std::errc() && end == line.data() + line.size() && pid > 0) ::kill(pid, SIGKILL);
+      }
     }
     if (::rmdir(path_.c_str()) == 0 || errno == ENOENT) break;
     if (errno != EBUSY) break;
