@@ -1,8 +1,9 @@
 #pragma once
-// The messages between the supervisor and sandbox init over their SOCK_SEQPACKET socket: one JSON object per
-// message, descriptors alongside (SCM_RIGHTS, runtime/fd_passing.h).
+// The messages between the supervisor and sandbox init over their SOCK_SEQPACKET socket: one message per packet in
+// the byte format of base/wire.h (both ends are this binary), descriptors alongside (SCM_RIGHTS,
+// runtime/fd_passing.h).
 //
-//   supervisor -> init   spec          message = the compiled policy as JSON text (policy/spec_json.h)
+//   supervisor -> init   spec          data = the part of the compiled policy init applies (runtime/init_spec_codec.h)
 //                        joined        init is in the limits' cgroups; data = the seccomp program (BPF),
 //                                      number = 1 when it reports through user notification, strings = the
 //                                      rlimits to set ("RESOURCE SOFT HARD"). Prepared while init builds its
@@ -36,7 +37,7 @@ struct ControlMessage {
   std::string cwd;
   std::string step;
   std::string message;
-  std::string data;  // binary; hex in the JSON
+  std::string data;  // binary
 };
 
 std::string encode(const ControlMessage& message);

@@ -8,18 +8,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/startup_trace.h"
-#include "policy/spec_json.h"
 #include "runtime/caps.h"
 #include "runtime/control_protocol.h"
 #include "runtime/fd_passing.h"
+#include "runtime/init_spec_codec.h"
 #include "runtime/init_loop.h"
 #include "runtime/landlock.h"
 #include "runtime/limits.h"
@@ -64,7 +64,7 @@ void scrub_inherited_environment() {
   environ = empty;
 }
 
-// `spec`: the compiled policy, as JSON (policy/spec_json.h).
+// `spec`: the part of the compiled policy init applies (runtime/init_spec_codec.h).
 Result<SandboxSpec> wait_for_spec() {
   auto message = receive_message(g_control);
   if (!message.is_ok()) return message.status();
@@ -72,9 +72,20 @@ Result<SandboxSpec> wait_for_spec() {
   auto decoded = control::decode(message->payload);
   if (!decoded.is_ok()) return decoded.status();
   if (decoded->kind != control::Kind::spec) return Status::error("expected `spec` from the supervisor");
-  nlohmann::json json = nlohmann::json::parse(decoded->message, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return Status::error("`spec`: not JSON");
-  return spec_from_json(json);
+  return decode_init_spec(decoded->data);
+}
+
+// "RESOURCE SOFT HARD", three decimal numbers and nothing else.
+bool parse_rlimit_setting(std::string_view text, RlimitSetting* out) {
+  const char* at = text.data();
+  const char* end = text.data() + text.size();
+  auto number = [&](auto* value, bool last) {
+    auto [next, err] = std::from_chars(at, end, *value);
+    if (err != std::errc() || (last ? next != end : next == end || *next != ' ')) return false;
+    at = next + (last ? 0 : 1);
+    return true;
+  };
+  return number(&out->resource, false) && number(&out->soft, false) && number(&out->hard, true);
 }
 
 struct Joined {
@@ -96,12 +107,7 @@ Result<Joined> wait_for_joined() {
   joined.seccomp = std::move(program.value());
   for (const std::string& text : decoded->strings) {
     RlimitSetting r;
-    unsigned long long soft = 0, hard = 0;
-    if (std::sscanf(text.c_str(), "%d %llu %llu", &r.resource, &soft, &hard) != 3) {
-      return Status::error("`joined`: malformed rlimit `" + text + "`");
-    }
-    r.soft = soft;
-    r.hard = hard;
+    if (!parse_rlimit_setting(text, &r)) return Status::error("`joined`: malformed rlimit `" + text + "`");
     joined.rlimits.push_back(r);
   }
   return joined;

@@ -13,9 +13,11 @@
 #include <cerrno>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "base/startup_trace.h"
-#include "policy/spec_json.h"
 #include "runtime/fd_passing.h"
+#include "runtime/init_spec_codec.h"
 #include "runtime/seccomp.h"
 #include "runtime/sys/syscalls.h"
 
@@ -35,20 +37,6 @@ void eventfd_set(int fd) {
 void eventfd_clear(int fd) {
   uint64_t value;
   (void)!::read(fd, &value, sizeof value);
-}
-
-// Init builds the mounts, sets the hostname, opens the listeners and applies Landlock; it has no use for the
-// environment (spawn requests carry it), the protected paths or the relay's rules. Less to send and to parse, and
-// no environment values inside the sandbox's init.
-SandboxSpec what_init_needs(const SandboxSpec& spec) {
-  SandboxSpec part = spec;
-  part.env.clear();
-  part.protected_paths.clear();
-  part.network.allow.clear();
-  part.network.deny.clear();
-  part.network.allow_private.clear();
-  part.network.hosts.clear();
-  return part;
 }
 
 }  // namespace
@@ -87,7 +75,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   }
   options.init.release(&init_pid_, &init_pidfd_, &control_);
   control::ControlMessage spec_message{control::Kind::spec};
-  spec_message.message = spec_to_json(what_init_needs(spec_)).dump();
+  spec_message.data = encode_init_spec(spec_);
   if (Status sent = send(spec_message); !sent.is_ok()) return init_failure_or(sent.with_context("sending the policy"));
   trace_startup("supervisor: policy sent");
   protect_.snapshot(spec_.protected_paths);
