@@ -11,16 +11,16 @@
 namespace oishell::policy {
 
 namespace detail {
-void parse_network(NodeReader& reader, const YAML::Node& node, NetworkPolicy& out);
-void parse_process(NodeReader& reader, const YAML::Node& node, ProcessPolicy& out);
-void parse_limits(NodeReader& reader, const YAML::Node& node, LimitsPolicy& out);
+void parse_network(NodeReader& reader, const YamlNode& node, NetworkPolicy& out);
+void parse_process(NodeReader& reader, const YamlNode& node, ProcessPolicy& out);
+void parse_limits(NodeReader& reader, const YamlNode& node, LimitsPolicy& out);
 }  // namespace detail
 
 namespace {
 
 using detail::NodeReader;
 
-void parse_paths(NodeReader& reader, const YAML::Node& node, const std::string& key, PathRole role,
+void parse_paths(NodeReader& reader, const YamlNode& node, const std::string& key, PathRole role,
                  std::vector<PathItem>& out) {
   auto items = reader.sequence_items(node, key);
   for (size_t i = 0; i < items.size(); ++i) {
@@ -36,7 +36,7 @@ void parse_paths(NodeReader& reader, const YAML::Node& node, const std::string& 
   }
 }
 
-void parse_filesystem(NodeReader& reader, const YAML::Node& node, FilesystemPolicy& out) {
+void parse_filesystem(NodeReader& reader, const YamlNode& node, FilesystemPolicy& out) {
   static const std::vector<std::string> kKeys = {"workspace", "workspace_read_only", "read_only", "read_write",
                                                  "hide",      "protect",             "home"};
   for (auto& [key, value] : reader.map_entries(node, "filesystem", kKeys)) {
@@ -82,7 +82,7 @@ bool reserved_env_name(std::string name) {
          name == "NO_PROXY";
 }
 
-bool check_env_name(NodeReader& reader, const YAML::Node& node, const std::string& path, const std::string& name) {
+bool check_env_name(NodeReader& reader, const YamlNode& node, const std::string& path, const std::string& name) {
   if (!valid_env_name(name)) {
     reader.error(node, path, "`" + name + "` is not a valid environment variable name", "letters, digits and _");
     return false;
@@ -95,7 +95,7 @@ bool check_env_name(NodeReader& reader, const YAML::Node& node, const std::strin
   return true;
 }
 
-void parse_env(NodeReader& reader, const YAML::Node& node, EnvPolicy& out) {
+void parse_env(NodeReader& reader, const YamlNode& node, EnvPolicy& out) {
   for (auto& [key, value] : reader.map_entries(node, "env", {"pass", "set"})) {
     if (key == "pass") {
       auto items = reader.sequence_items(value, "env.pass");
@@ -128,12 +128,12 @@ const std::vector<std::string>& top_level_keys() {
   return kKeys;
 }
 
-Policy parse_policy(const YAML::Node& root, const std::string& file, std::vector<Diagnostic>& errors,
+Policy parse_policy(const YamlNode& root, const std::string& file, std::vector<Diagnostic>& errors,
                     SourcePos* extends_pos) {
   Policy policy;
   size_t first_error = errors.size();
   NodeReader reader(file, errors);
-  if (!root.IsMap()) {
+  if (!root.is_map()) {
     reader.error(root, "", "a policy must be a mapping of keys, found " + detail::node_kind(root),
                  "start with `version: 1`");
     return policy;

@@ -4,9 +4,8 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "policy/policy.h"
+#include "policy/yaml_node.h"
 
 namespace oishell::policy {
 
@@ -14,7 +13,7 @@ namespace oishell::policy {
 const std::vector<std::string>& top_level_keys();
 
 // Appends every problem to `errors`; the returned policy holds what parsed.
-Policy parse_policy(const YAML::Node& root, const std::string& file, std::vector<Diagnostic>& errors,
+Policy parse_policy(const YamlNode& root, const std::string& file, std::vector<Diagnostic>& errors,
                     SourcePos* extends_pos = nullptr);
 
 }  // namespace oishell::policy

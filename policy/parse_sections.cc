@@ -10,8 +10,8 @@ namespace {
 
 const char kAllowAllHint[] = "to allow every public destination write `allow_all: true`";
 
-std::optional<HostItem> parse_host_rule(NodeReader& reader, const YAML::Node& node, const std::string& path) {
-  if (node.IsMap()) {
+std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node, const std::string& path) {
+  if (node.is_map()) {
     std::optional<std::string> host;
     std::vector<uint16_t> ports;
     bool ports_ok = true;
@@ -53,7 +53,7 @@ std::optional<HostItem> parse_host_rule(NodeReader& reader, const YAML::Node& no
   return HostItem{*rule, reader.pos(node)};
 }
 
-void parse_host_list(NodeReader& reader, const YAML::Node& node, const std::string& path, std::vector<HostItem>& out) {
+void parse_host_list(NodeReader& reader, const YamlNode& node, const std::string& path, std::vector<HostItem>& out) {
   auto items = reader.sequence_items(node, path);
   for (size_t i = 0; i < items.size(); ++i) {
     if (auto item = parse_host_rule(reader, items[i], NodeReader::item_path(path, i))) out.push_back(*item);
@@ -68,7 +68,7 @@ bool valid_syscall_name(const std::string& name) {
 
 }  // namespace
 
-void parse_network(NodeReader& reader, const YAML::Node& node, NetworkPolicy& out) {
+void parse_network(NodeReader& reader, const YamlNode& node, NetworkPolicy& out) {
   static const std::vector<std::string> kKeys = {"mode", "allow_all", "allow", "deny", "allow_private", "hosts",
                                                  "on_unlisted"};
   for (auto& [key, value] : reader.map_entries(node, "network", kKeys)) {
@@ -121,7 +121,7 @@ void parse_network(NodeReader& reader, const YAML::Node& node, NetworkPolicy& ou
   }
 }
 
-void parse_process(NodeReader& reader, const YAML::Node& node, ProcessPolicy& out) {
+void parse_process(NodeReader& reader, const YamlNode& node, ProcessPolicy& out) {
   for (auto& [key, value] : reader.map_entries(node, "process", {"seccomp", "allow_syscalls", "nested_namespaces"})) {
     std::string path = "process." + key;
     if (key == "seccomp") {
@@ -146,7 +146,7 @@ void parse_process(NodeReader& reader, const YAML::Node& node, ProcessPolicy& ou
   }
 }
 
-void parse_limits(NodeReader& reader, const YAML::Node& node, LimitsPolicy& out) {
+void parse_limits(NodeReader& reader, const YamlNode& node, LimitsPolicy& out) {
   static const std::vector<std::string> kKeys = {"memory", "pids", "cpu_time", "wall_time", "file_size",
                                                  "open_files"};
   for (auto& [key, value] : reader.map_entries(node, "limits", kKeys)) {

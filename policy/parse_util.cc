@@ -9,24 +9,23 @@
 
 namespace oishell::policy::detail {
 
-std::string node_kind(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
+std::string node_kind(const YamlNode& node) {
+  switch (node.kind) {
+    case YamlNode::Kind::null:
       return "nothing";
-    case YAML::NodeType::Scalar:
-      return node.Scalar().size() <= 40 ? "`" + node.Scalar() + "`" : "`" + node.Scalar().substr(0, 37) + "...`";
-    case YAML::NodeType::Sequence:
+    case YamlNode::Kind::scalar:
+      return node.value.size() <= 40 ? "`" + node.value + "`" : "`" + node.value.substr(0, 37) + "...`";
+    case YamlNode::Kind::sequence:
       return "a list";
-    case YAML::NodeType::Map:
+    case YamlNode::Kind::map:
       return "a mapping";
   }
   return "an unknown node";
 }
 
-SourcePos NodeReader::pos(const YAML::Node& node) const { return pos_of(node, file_); }
+SourcePos NodeReader::pos(const YamlNode& node) const { return pos_of(node, file_); }
 
-void NodeReader::error(const YAML::Node& node, const std::string& key_path, std::string message, std::string hint) {
+void NodeReader::error(const YamlNode& node, const std::string& key_path, std::string message, std::string hint) {
   if (reported_ >= kMaxErrors) {
     if (reported_++ == kMaxErrors) {
       errors_.push_back(Diagnostic{pos(node), "", "too many errors; the rest of this file is not reported", ""});
@@ -42,41 +41,41 @@ void NodeReader::error(const YAML::Node& node, const std::string& key_path, std:
   errors_.push_back(std::move(d));
 }
 
-std::vector<NodeReader::Entry> NodeReader::entries(const YAML::Node& node, const std::string& key_path) {
+std::vector<NodeReader::Entry> NodeReader::entries(const YamlNode& node, const std::string& key_path) {
   std::vector<Entry> out;
-  if (node.IsNull()) return out;
-  if (!node.IsMap()) {
+  if (node.is_null()) return out;
+  if (!node.is_map()) {
     error(node, key_path, "expected a mapping (key: value), found " + node_kind(node));
     return out;
   }
   std::set<std::string> seen;
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node key = it->first;
-    if (!key.IsScalar()) {
+  for (size_t i = 0; i + 1 < node.children.size(); i += 2) {
+    const YamlNode& key = node.children[i];
+    if (!key.is_scalar()) {
       error(key, key_path, "a key must be a string, found " + node_kind(key));
       continue;
     }
-    std::string name = key.Scalar();
+    const std::string& name = key.value;
     if (!seen.insert(name).second) {
       error(key, child_path(key_path, name), "duplicate key", "each key may appear once");
       continue;
     }
-    out.push_back(Entry{name, key, it->second});
+    out.push_back(Entry{name, &key, &node.children[i + 1]});
   }
   return out;
 }
 
-std::vector<std::pair<std::string, YAML::Node>> NodeReader::free_map_entries(const YAML::Node& node,
+std::vector<std::pair<std::string, NodeRef>> NodeReader::free_map_entries(const YamlNode& node,
                                                                              const std::string& key_path) {
-  std::vector<std::pair<std::string, YAML::Node>> out;
-  for (auto& e : entries(node, key_path)) out.emplace_back(std::move(e.name), e.value);
+  std::vector<std::pair<std::string, NodeRef>> out;
+  for (auto& e : entries(node, key_path)) out.emplace_back(std::move(e.name), *e.value);
   return out;
 }
 
-std::vector<std::pair<std::string, YAML::Node>> NodeReader::map_entries(const YAML::Node& node,
+std::vector<std::pair<std::string, NodeRef>> NodeReader::map_entries(const YamlNode& node,
                                                                         const std::string& key_path,
                                                                         const std::vector<std::string>& known_keys) {
-  std::vector<std::pair<std::string, YAML::Node>> out;
+  std::vector<std::pair<std::string, NodeRef>> out;
   for (auto& e : entries(node, key_path)) {
     if (std::find(known_keys.begin(), known_keys.end(), e.name) == known_keys.end()) {
       std::string suggestion = did_you_mean(e.name, known_keys);
@@ -84,37 +83,37 @@ std::vector<std::pair<std::string, YAML::Node>> NodeReader::map_entries(const YA
       if (suggestion.empty()) {
         for (size_t i = 0; i < known_keys.size(); ++i) hint += (i ? ", " : "") + known_keys[i];
       }
-      error(e.key, child_path(key_path, e.name), "unknown key `" + e.name + "`", hint);
+      error(*e.key, child_path(key_path, e.name), "unknown key `" + e.name + "`", hint);
       continue;
     }
-    out.emplace_back(std::move(e.name), e.value);
+    out.emplace_back(std::move(e.name), *e.value);
   }
   return out;
 }
 
-std::vector<YAML::Node> NodeReader::sequence_items(const YAML::Node& node, const std::string& key_path) {
-  std::vector<YAML::Node> out;
-  if (node.IsNull()) return out;
-  if (!node.IsSequence()) {
-    std::string hint = node.IsScalar() ? "write [" + node.Scalar() + "]" : "";
+std::vector<NodeRef> NodeReader::sequence_items(const YamlNode& node, const std::string& key_path) {
+  std::vector<NodeRef> out;
+  if (node.is_null()) return out;
+  if (!node.is_sequence()) {
+    std::string hint = node.is_scalar() ? "write [" + node.value + "]" : "";
     error(node, key_path, "expected a list, found " + node_kind(node), hint);
     return out;
   }
-  for (auto it = node.begin(); it != node.end(); ++it) out.push_back(*it);
+  for (const YamlNode& item : node.children) out.push_back(item);
   return out;
 }
 
-std::optional<std::string> NodeReader::string(const YAML::Node& node, const std::string& key_path) {
-  if (!node.IsScalar()) {
+std::optional<std::string> NodeReader::string(const YamlNode& node, const std::string& key_path) {
+  if (!node.is_scalar()) {
     error(node, key_path, "expected a string, found " + node_kind(node));
     return std::nullopt;
   }
-  return node.Scalar();
+  return node.value;
 }
 
-std::optional<bool> NodeReader::boolean(const YAML::Node& node, const std::string& key_path) {
-  if (node.IsScalar()) {
-    const std::string& s = node.Scalar();
+std::optional<bool> NodeReader::boolean(const YamlNode& node, const std::string& key_path) {
+  if (node.is_scalar()) {
+    const std::string& s = node.value;
     if (s == "true") return true;
     if (s == "false") return false;
   }
@@ -122,11 +121,11 @@ std::optional<bool> NodeReader::boolean(const YAML::Node& node, const std::strin
   return std::nullopt;
 }
 
-std::optional<uint64_t> NodeReader::integer(const YAML::Node& node, const std::string& key_path, uint64_t min,
+std::optional<uint64_t> NodeReader::integer(const YamlNode& node, const std::string& key_path, uint64_t min,
                                             uint64_t max) {
   std::string range = "between " + std::to_string(min) + " and " + std::to_string(max);
-  if (node.IsScalar()) {
-    const std::string& s = node.Scalar();
+  if (node.is_scalar()) {
+    const std::string& s = node.value;
     uint64_t value = 0;
     bool ok = !s.empty() && s.size() <= 20;
     for (char c : s) {
@@ -144,12 +143,12 @@ std::optional<uint64_t> NodeReader::integer(const YAML::Node& node, const std::s
   return std::nullopt;
 }
 
-std::optional<std::string> NodeReader::choice(const YAML::Node& node, const std::string& key_path,
+std::optional<std::string> NodeReader::choice(const YamlNode& node, const std::string& key_path,
                                               const std::vector<std::string>& choices) {
   std::string listed;
   for (size_t i = 0; i < choices.size(); ++i) listed += (i ? " | " : "") + choices[i];
-  if (node.IsScalar()) {
-    const std::string& s = node.Scalar();
+  if (node.is_scalar()) {
+    const std::string& s = node.value;
     if (std::find(choices.begin(), choices.end(), s) != choices.end()) return s;
     std::string suggestion = did_you_mean(s, choices);
     error(node, key_path, "unknown value `" + s + "`",

@@ -9,8 +9,10 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
 
 #include "base/status.h"
@@ -25,44 +27,69 @@ struct ScanStop {
   std::string hint;
 };
 
-// Counts and bounds the events before any tree is built.
-class BoundsChecker : public YAML::EventHandler {
+// Bounds the events and builds the tree from them. A collection is built on the stack until its end event,
+// then moved into its parent (or made the root).
+class TreeBuilder : public YAML::EventHandler {
  public:
+  YamlNode take_root() { return std::move(root_); }
+
   void OnDocumentStart(const YAML::Mark& mark) override {
     if (++documents_ > 1) throw ScanStop{mark, "more than one YAML document", "a policy is one document; remove `---`"};
   }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { count(mark); }
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { add(node(YamlNode::Kind::null, mark)); }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
     throw ScanStop{mark, "YAML aliases are not allowed in policies", "write the value out instead of `*name`"};
   }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
-    count(mark);
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string& value) override {
+    YamlNode n = node(YamlNode::Kind::scalar, mark);
+    n.value = value;
+    add(std::move(n));
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    open(mark);
+    open(YamlNode::Kind::sequence, mark);
   }
-  void OnSequenceEnd() override { --depth_; }
+  void OnSequenceEnd() override { close(); }
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    open(mark);
+    open(YamlNode::Kind::map, mark);
   }
-  void OnMapEnd() override { --depth_; }
+  void OnMapEnd() override { close(); }
 
  private:
-  void count(const YAML::Mark& mark) {
+  YamlNode node(YamlNode::Kind kind, const YAML::Mark& mark) {
     if (++nodes_ > kMaxNodes) {
       throw ScanStop{mark, "too many YAML nodes (more than " + std::to_string(kMaxNodes) + ")", "a policy is small"};
     }
+    YamlNode n;
+    n.kind = kind;
+    n.line = mark.line;
+    n.column = mark.column;
+    return n;
   }
-  void open(const YAML::Mark& mark) {
-    count(mark);
-    if (++depth_ > kMaxDepth) {
-      throw ScanStop{mark, "nesting deeper than " + std::to_string(kMaxDepth) + " levels", "a policy is at most 4 deep"};
+  void add(YamlNode n) {
+    if (open_.empty()) {
+      root_ = std::move(n);
+    } else {
+      open_.back().children.push_back(std::move(n));
     }
   }
+  void open(YamlNode::Kind kind, const YAML::Mark& mark) {
+    YamlNode n = node(kind, mark);
+    if (open_.size() >= static_cast<size_t>(kMaxDepth)) {
+      throw ScanStop{mark, "nesting deeper than " + std::to_string(kMaxDepth) + " levels", "a policy is at most 4 deep"};
+    }
+    open_.push_back(std::move(n));
+  }
+  void close() {
+    YamlNode done = std::move(open_.back());
+    open_.pop_back();
+    add(std::move(done));
+  }
+
   int documents_ = 0;
-  int depth_ = 0;
   size_t nodes_ = 0;
+  std::vector<YamlNode> open_;
+  YamlNode root_;
 };
 
 Diagnostic at_mark(const std::string& file, const YAML::Mark& mark, std::string message, std::string hint = {}) {
@@ -79,13 +106,12 @@ Diagnostic at_mark(const std::string& file, const YAML::Mark& mark, std::string 
 
 }  // namespace
 
-SourcePos pos_of(const YAML::Node& node, const std::string& file) {
+SourcePos pos_of(const YamlNode& node, const std::string& file) {
   SourcePos pos;
   pos.file = file;
-  YAML::Mark mark = node.Mark();
-  if (mark.line >= 0) {
-    pos.line = mark.line + 1;
-    pos.column = mark.column + 1;
+  if (node.line >= 0) {
+    pos.line = node.line + 1;
+    pos.column = node.column + 1;
   }
   return pos;
 }
@@ -106,19 +132,19 @@ YamlDocument load_yaml(std::string_view text, const std::string& file) {
   try {
     std::istringstream in(copy);
     YAML::Parser parser(in);
-    BoundsChecker checker;
-    while (parser.HandleNextDocument(checker)) {
+    TreeBuilder builder;
+    while (parser.HandleNextDocument(builder)) {
     }
-    doc.root = YAML::Load(copy);
+    doc.root = builder.take_root();
   } catch (const ScanStop& stop) {
     doc.errors.push_back(at_mark(file, stop.mark, stop.message, stop.hint));
-    doc.root = YAML::Node();
+    doc.root = YamlNode();
   } catch (const YAML::Exception& e) {
     doc.errors.push_back(at_mark(file, e.mark, "YAML syntax error: " + e.msg));
-    doc.root = YAML::Node();
+    doc.root = YamlNode();
   } catch (const std::exception& e) {
     doc.errors.push_back(at_mark(file, YAML::Mark::null_mark(), std::string("YAML error: ") + e.what()));
-    doc.root = YAML::Node();
+    doc.root = YamlNode();
   }
   return doc;
 }

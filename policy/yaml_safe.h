@@ -1,15 +1,15 @@
 #pragma once
-// Loading untrusted YAML (or JSON, which is YAML) without trusting it: a size cap, then an event pre-scan that
-// refuses aliases (an anchor/alias "billion laughs" would expand when the tree is walked), more than one document,
-// nesting deeper than kMaxDepth and more than kMaxNodes nodes, and only then the yaml-cpp tree. Every failure is
-// a Diagnostic with the position yaml-cpp reports. yaml-cpp's exceptions never leave this file.
+// Loading untrusted YAML (or JSON, which is YAML) without trusting it: a size cap, then one pass over yaml-cpp's
+// parser events that refuses aliases (an anchor/alias "billion laughs" would expand when the tree is walked), more
+// than one document, nesting deeper than kMaxDepth and more than kMaxNodes nodes, and builds the tree
+// (policy/yaml_node.h) as it goes: the limits stop the parser before it recurses or allocates past them. Every
+// failure is a Diagnostic with the position yaml-cpp reports. yaml-cpp's exceptions never leave this file.
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "policy/policy.h"
+#include "policy/yaml_node.h"
 
 namespace oishell::policy {
 
@@ -18,7 +18,7 @@ inline constexpr int kMaxDepth = 32;
 inline constexpr size_t kMaxNodes = 50000;
 
 struct YamlDocument {
-  YAML::Node root;                       // null when the text failed to load
+  YamlNode root;                          // null when the text failed to load
   std::vector<Diagnostic> errors;
 };
 
@@ -31,6 +31,6 @@ YamlDocument load_yaml(std::string_view text, const std::string& file);
 YamlDocument load_yaml_file(const std::string& path, bool allow_special = false);
 
 // 1-based position of a node.
-SourcePos pos_of(const YAML::Node& node, const std::string& file);
+SourcePos pos_of(const YamlNode& node, const std::string& file);
 
 }  // namespace oishell::policy
