@@ -57,6 +57,13 @@ struct SandboxOptions {
   InitProcess init;
   // Started as soon as init is sealed (no round trip after create()); its result comes from first_process().
   std::optional<SpawnRequest> first_process;
+  // No monitor thread: wait() and first_process() serve init's reports, seccomp notifications, wall-time deadlines,
+  // forwarded signals and the relay's start while they block. For a caller that is always blocked in one of them
+  // while the sandbox runs (`oishell run`); at other times nothing is served (a reported syscall waits).
+  bool monitor_on_caller = false;
+  // Sent to the first process's group when this process receives them. The caller blocks them in every thread
+  // before create() (the monitor reads them from a signalfd).
+  std::vector<int> forward_signals;
 };
 
 class Sandbox {

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,12 +24,6 @@
 
 namespace oishell {
 namespace {
-
-int64_t now_ms() {
-  timespec ts;
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 void eventfd_set(int fd) {
   uint64_t one = 1;
@@ -90,6 +85,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
     // Queued behind `joined`: init starts it as soon as it is sealed, without waiting for another round trip.
     auto sent = send_spawn(*options.first_process);
     if (!sent.is_ok()) return init_failure_or(sent.status());
+    first_process_id_ = sent->spawned.id;
     first_process_ = std::move(sent.value());
   }
 
@@ -112,12 +108,21 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   degradations_ = ready->strings;
   if (!fds.empty()) notifier_ = std::make_unique<SeccompNotifier>(std::move(fds[0]), std::move(seccomp_reports_), events_);
 
+  notifier_ok_ = notifier_ != nullptr;
   if (relay) {
+    // Listening from now on; the relay's thread starts when the first connection waits (monitor_step()).
     relay_ = std::move(relay);
-    OI_TRY_CTX(relay_->start(std::move(listeners)), "relay");
-    trace_startup("supervisor: relay serving");
+    OI_TRY_CTX(relay_->listen(std::move(listeners)), "relay");
   }
-  monitor_thread_ = std::thread([this] { monitor(); });
+  if (!options.forward_signals.empty()) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : options.forward_signals) sigaddset(&set, sig);
+    signals_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!signals_) return Status::from_errno(errno, "signalfd(forwarded signals)");
+  }
+  monitor_on_caller_ = options.monitor_on_caller;
+  if (!monitor_on_caller_) monitor_thread_ = std::thread([this] { monitor(); });
   events_.emit({{"event", "start"}, {"enforced", enforced()}, {"degraded", degradations_}});
   return Status::ok();
 }
@@ -203,88 +208,6 @@ Result<control::ControlMessage> SupervisedSandbox::receive_setup_message(std::ve
   return decoded;
 }
 
-void SupervisedSandbox::monitor() {
-  bool notifier_ok = notifier_ != nullptr;
-  for (;;) {
-    int timeout = -1;
-    bool init_gone;
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      init_gone = init_gone_;
-      int64_t now = now_ms();
-      for (const auto& [id, process] : live_) {
-        if (!process.deadline_ms || !process.kill_reason.empty()) continue;
-        int64_t left = std::max<int64_t>(0, *process.deadline_ms - now);
-        if (timeout < 0 || left < timeout) timeout = static_cast<int>(std::min<int64_t>(left, 1 << 30));
-      }
-    }
-    pollfd fds[3] = {{wake_.get(), POLLIN, 0},
-                     {init_gone ? -1 : control_.get(), POLLIN, 0},
-                     {notifier_ok ? notifier_->fd() : -1, POLLIN, 0}};
-    if (::poll(fds, 3, timeout) < 0 && errno != EINTR) return;
-    if (fds[0].revents & POLLIN) eventfd_clear(wake_.get());
-    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) on_control_message();
-    if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
-      if (!notifier_->handle_ready().is_ok()) notifier_ok = false;
-    }
-    enforce_deadlines();
-  }
-}
-
-void SupervisedSandbox::on_control_message() {
-  auto message = receive_message(control_.get());
-  std::lock_guard lock(mutex_);
-  if (!message.is_ok() || message->payload.empty()) {
-    on_init_gone();
-    return;
-  }
-  auto decoded = control::decode(message->payload);
-  if (!decoded.is_ok()) return;
-  const control::ControlMessage& m = *decoded;
-  switch (m.kind) {
-    case control::Kind::spawned: {
-      Process process;
-      process.pid = m.number;
-      if (spec_.limits.wall_time_ms) process.deadline_ms = now_ms() + static_cast<int64_t>(*spec_.limits.wall_time_ms);
-      live_[m.id] = process;
-      pending_spawns_[m.id].done = true;
-      break;
-    }
-    case control::Kind::spawn_failed:
-      pending_spawns_[m.id] = {true, m.number, m.step == "cwd" ? "cwd" : ""};
-      break;
-    case control::Kind::exited: {
-      if (!live_.count(m.id)) break;
-      ExitInfo info;
-      info.id = m.id;
-      if (WIFSIGNALED(m.number)) {
-        info.signal = WTERMSIG(m.number);
-      } else {
-        info.exit_code = WEXITSTATUS(m.number);
-      }
-      info.reason = live_[m.id].kill_reason;
-      if (info.reason.empty() && info.signal == SIGKILL && limits_) {
-        info.reason = limits_->kill_reason();
-        if (!info.reason.empty()) {
-          events_.emit({{"event", "limit"}, {"kind", "memory"}, {"id", m.id}, {"reason", info.reason}});
-        }
-      }
-      record_exit(std::move(info));
-      break;
-    }
-    case control::Kind::spec:
-    case control::Kind::joined:
-    case control::Kind::spawn:
-    case control::Kind::signal:
-    case control::Kind::fail:
-    case control::Kind::listeners:
-    case control::Kind::ready:
-      break;
-  }
-  changed_.notify_all();
-}
-
 void SupervisedSandbox::on_init_gone() {
   init_gone_ = true;
   for (auto& [id, reply] : pending_spawns_) {
@@ -318,21 +241,6 @@ void SupervisedSandbox::record_exit(ExitInfo info) {
   events_.emit(event);
   exits_.push_back(std::move(info));
   eventfd_set(exits_ready_.get());
-}
-
-void SupervisedSandbox::enforce_deadlines() {
-  std::lock_guard lock(mutex_);
-  if (init_gone_) return;
-  int64_t now = now_ms();
-  for (auto& [id, process] : live_) {
-    if (!process.deadline_ms || !process.kill_reason.empty() || *process.deadline_ms > now) continue;
-    process.kill_reason = "wall time limit " + format_duration_ms(*spec_.limits.wall_time_ms);
-    events_.emit({{"event", "limit"}, {"kind", "wall_time"}, {"id", id}, {"reason", process.kill_reason}});
-    control::ControlMessage kill{control::Kind::signal};
-    kill.id = id;
-    kill.number = SIGKILL;
-    (void)send(kill);
-  }
 }
 
 Result<SupervisedSandbox::SentSpawn> SupervisedSandbox::send_spawn(const SpawnRequest& request) {
@@ -397,10 +305,28 @@ Result<SupervisedSandbox::SentSpawn> SupervisedSandbox::send_spawn(const SpawnRe
   return sent;  // `child_ends` close here: init has its copies
 }
 
+template <typename Done>
+bool SupervisedSandbox::wait_until(std::unique_lock<std::mutex>& lock, Done done) {
+  while (!done()) {
+    if (!monitor_on_caller_) {
+      changed_.wait(lock);
+      continue;
+    }
+    lock.unlock();
+    const bool going = monitor_step();
+    lock.lock();
+    if (!going) return done();
+  }
+  return true;
+}
+
 Result<Spawned> SupervisedSandbox::await_spawn(SentSpawn sent) {
   const uint64_t id = sent.spawned.id;
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return pending_spawns_[id].done; });
+  if (!wait_until(lock, [&] { return pending_spawns_[id].done; })) {
+    pending_spawns_.erase(id);
+    return Status::error("spawn: the sandbox's monitor stopped before init answered");
+  }
   SpawnReply reply = pending_spawns_[id];
   pending_spawns_.erase(id);
   if (reply.error && reply.message == "cwd") {
@@ -453,7 +379,10 @@ Result<ExitInfo> SupervisedSandbox::wait(uint64_t id) {
       return info;
     }
     if (!live_.count(id)) return Status::from_errno(ECHILD, "wait: no running process " + std::to_string(id));
-    changed_.wait(lock);
+    const size_t exits_before = exits_.size();
+    if (!wait_until(lock, [&] { return exits_.size() != exits_before || !live_.count(id); })) {
+      return Status::error("wait: the sandbox's monitor stopped");
+    }
   }
 }
 

@@ -1,6 +1,8 @@
 #pragma once
-// The supervisor side of a Sandbox: clone of sandbox init, the control socket, and a monitor thread
-// that reads init's reports (spawn replies, exits), serves seccomp notifications and enforces wall time.
+// The supervisor side of a Sandbox: clone of sandbox init, the control socket, and a monitor (its own thread, or
+// the caller's wait() with SandboxOptions::monitor_on_caller; runtime/supervisor_monitor.cc) that reads init's
+// reports (spawn replies, exits), serves seccomp notifications, enforces wall time, forwards signals and starts
+// the relay's thread at the sandbox's first connection.
 #include <sys/types.h>
 
 #include <condition_variable>
@@ -69,8 +71,18 @@ class SupervisedSandbox final : public Sandbox {
   Result<SentSpawn> send_spawn(const SpawnRequest& request);
   Result<Spawned> await_spawn(SentSpawn sent);
   Result<control::ControlMessage> receive_setup_message(std::vector<UniqueFd>* fds);
+  // The monitor thread's body: monitor_step() until it says stop.
   void monitor();
+  // One wait for anything the monitor serves (up to the nearest wall-time deadline), then serving what came.
+  // False when the monitor must stop (shutdown, or poll failed).
+  bool monitor_step();
+  // Blocks until `done()` holds (checked with mutex_ held): on changed_ when a monitor thread runs, else by
+  // running monitor_step() on this thread. False when the monitor stopped first.
+  template <typename Done>
+  bool wait_until(std::unique_lock<std::mutex>& lock, Done done);
   void on_control_message();
+  void on_relay_activity();
+  void on_forwarded_signal();
   void on_init_gone();  // with mutex_ held
   void record_exit(ExitInfo info);  // with mutex_ held
   void enforce_deadlines();
@@ -94,6 +106,11 @@ class SupervisedSandbox final : public Sandbox {
 
   UniqueFd wake_;         // eventfd: stop the monitor thread
   UniqueFd exits_ready_;  // eventfd: readable while exits_ is not empty
+  UniqueFd signals_;      // signalfd of SandboxOptions::forward_signals
+  uint64_t first_process_id_ = 0;
+  bool monitor_on_caller_ = false;
+  bool notifier_ok_ = false;
+  bool relay_serving_ = false;  // the relay's thread runs (after the first connection)
   std::thread monitor_thread_;
   std::mutex send_mutex_;
   std::mutex mutex_;

@@ -28,6 +28,8 @@ class EventLoop {
   // Thread-safe: makes a wait() in progress return. The wake fd is registered under `wake_tag`.
   void wake();
   void drain_wake();
+  // The epoll fd: poll() reports it readable while any registered fd has an event.
+  int fd() const { return epoll_.get(); }
 
  private:
   EventLoop(UniqueFd epoll, UniqueFd wake) : epoll_(std::move(epoll)), wake_(std::move(wake)) {}

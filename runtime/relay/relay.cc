@@ -75,8 +75,8 @@ class RelayImpl final : public Relay {
   }
   ~RelayImpl() override { stop(); }
 
-  Status start(std::vector<Listener> listeners) override {
-    if (thread_.joinable() || stopped_) return Status::error("relay: start() called twice");
+  Status listen(std::vector<Listener> listeners) override {
+    if (!listeners_.empty() || stopped_) return Status::error("relay: listen() called twice");
     if (listeners.empty()) return Status::error("relay: no listener");
     raise_fd_limit(ctx_.options.max_connections);
     nodelay_inherited_.clear();
@@ -94,6 +94,14 @@ class RelayImpl final : public Relay {
       nodelay_inherited_.push_back(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0);
     }
     listeners_ = std::move(listeners);
+    return Status::ok();
+  }
+
+  int activity_fd() const override { return loop_.fd(); }
+
+  Status serve() override {
+    if (thread_.joinable() || stopped_) return Status::error("relay: serve() called twice");
+    if (listeners_.empty()) return Status::error("relay: serve() before listen()");
     thread_ = std::thread([this] { run(); });
     pthread_setname_np(thread_.native_handle(), "oishell-relay");
     return Status::ok();

@@ -48,8 +48,18 @@ class Relay {
   static Result<std::unique_ptr<Relay>> create(const NetworkSpec& spec, EventSink& events, AskHandler ask,
                                                RelayOptions options = {});
   virtual ~Relay() = default;
-  // Starts serving the listeners on the relay thread.
-  virtual Status start(std::vector<Listener> listeners) = 0;
+  // Takes the listeners and registers them with the relay's event loop; nothing is accepted until serve().
+  virtual Status listen(std::vector<Listener> listeners) = 0;
+  // Readable (poll) once a listener has a connection waiting, so that an owner can start the thread only when the
+  // sandbox first uses the network.
+  virtual int activity_fd() const = 0;
+  // Starts the relay thread, which accepts and serves. Once.
+  virtual Status serve() = 0;
+  // listen() and serve().
+  Status start(std::vector<Listener> listeners) {
+    Status listening = listen(std::move(listeners));
+    return listening.is_ok() ? serve() : listening;
+  }
   virtual void answer(uint64_t ask_id, AskAnswer answer) = 0;
   // Stops the thread and closes every connection. Idempotent; the destructor calls it.
   virtual void stop() = 0;

@@ -1,7 +1,13 @@
 // `oishell run` exit statuses: the command's, 128+N for signal N, 127 not found, 126 not executable or no
 // sandbox, 125 invalid policy; the wall-time limit kills and says so.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include "harness.h"
 #include "sandbox_fixture.h"
@@ -54,6 +60,58 @@ TEST(ExitStatus, WallTimeLimit) {
   EXPECT_EQ(128 + 9, run.status);
   EXPECT_NE(std::string::npos, run.err.find("killed: wall time limit 1s")) << run.err;
   EXPECT_EQ(0, run_sandboxed(w.args({"--timeout", "10s"}), {probe_bin(), "sleep", "10"}).status);
+}
+
+// `oishell run` started directly, so that the test can signal it: the command touches `started` in the workspace,
+// then sleeps. Returns oishell's wait status after `sig` reached oishell, and how long the sandbox took to end.
+struct SignalledRun {
+  int status = -1;
+  std::chrono::milliseconds ended_after{0};
+};
+
+SignalledRun signal_oishell_while_running(const SandboxWorkspace& w, int sig) {
+  std::vector<std::string> argv = {oishell_bin(), "run"};
+  for (const auto& a : w.args()) argv.push_back(a);
+  for (const char* a : {"--", "/bin/sh", "-c", "touch started && exec sleep 30"}) argv.push_back(a);
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execv(cargv[0], cargv.data());
+    ::_exit(127);
+  }
+  SignalledRun run;
+  if (pid < 0) return run;
+  const std::string started = w.ws() + "/started";
+  for (int i = 0; i < 1000 && ::access(started.c_str(), F_OK) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const auto sent = std::chrono::steady_clock::now();
+  ::kill(pid, sig);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  run.status = status;
+  run.ended_after =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent);
+  return run;
+}
+
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to oishell go to the command (which runs in its own session, so the
+// terminal's Ctrl-C would not reach it otherwise); oishell then exits with the command's 128+N. Without the
+// forwarding the command would sleep its 30 s.
+TEST(ExitStatus, SignalsToOishellReachTheCommand) {
+  SandboxWorkspace w;
+  for (int sig : {SIGTERM, SIGINT}) {
+    ::unlink((w.ws() + "/started").c_str());
+    SignalledRun run = signal_oishell_while_running(w, sig);
+    ASSERT_TRUE(WIFEXITED(run.status)) << "signal " << sig << ": oishell itself died, status " << run.status;
+    EXPECT_EQ(128 + sig, WEXITSTATUS(run.status)) << "signal " << sig;
+    EXPECT_LT(run.ended_after.count(), 10'000) << "signal " << sig;
+  }
+  // The neighbour: unsignalled, the same command runs to its end.
+  EXPECT_EQ(0, run_sandboxed(w.args(), {"/bin/sh", "-c", "touch started && exec sleep 0.1"}).status);
 }
 
 }  // namespace

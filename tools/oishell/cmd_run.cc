@@ -8,7 +8,6 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "policy/compile.h"
@@ -102,18 +101,6 @@ class RunEventSink final : public EventSink {
   std::unique_ptr<EventSink> file_;
 };
 
-// Signals the user sends to oishell go to the command (it runs in its own session, so the terminal's SIGINT does
-// not reach it directly).
-void forward_signals(const sigset_t* signals, Sandbox* sandbox, uint64_t id) {
-  std::thread([signals = *signals, sandbox, id] {
-    for (;;) {
-      int sig = 0;
-      if (::sigwait(&signals, &sig) != 0) return;
-      if (!sandbox->signal(id, sig).is_ok()) return;
-    }
-  }).detach();
-}
-
 int run(int argc, char** argv) {
   trace_startup("run: start");
   RunArgs args;
@@ -159,12 +146,14 @@ int run(int argc, char** argv) {
   }
   trace_startup("run: policy compiled");
 
-  // Blocked before any thread starts, so that only the forwarding thread receives them. Sandbox init and the
-  // command start with an empty mask.
-  sigset_t forwarded;
-  sigemptyset(&forwarded);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
-  ::pthread_sigmask(SIG_BLOCK, &forwarded, nullptr);
+  // Signals the user sends to oishell go to the command (it runs in its own session, so the terminal's SIGINT does
+  // not reach it directly). Blocked before any thread starts; the sandbox's monitor reads them from a signalfd.
+  // Sandbox init and the command start with an empty mask.
+  const std::vector<int> forwarded = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (int sig : forwarded) sigaddset(&blocked, sig);
+  ::pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
   // A closed --events pipe must not kill oishell (the sandbox's processes start with default dispositions).
   ::signal(SIGPIPE, SIG_IGN);
 
@@ -175,6 +164,9 @@ int run(int argc, char** argv) {
   request.argv = args.command;
   request.stdio = SpawnRequest::Stdio::inherit;
   options.first_process = request;
+  // This thread waits on the sandbox from here to the command's end, so it serves the sandbox itself.
+  options.monitor_on_caller = true;
+  options.forward_signals = forwarded;
   if (spec->network.mode == NetMode::proxy && spec->network.on_unlisted == OnUnlisted::ask) {
     options.ask = asker.handler();  // otherwise no question can come: no terminal thread
   }
@@ -198,7 +190,6 @@ int run(int argc, char** argv) {
     return kExitSandboxFailed;
   }
   trace_startup("run: command started");
-  forward_signals(&forwarded, sandbox->get(), spawned->id);
   auto exit = (*sandbox)->wait(spawned->id);
   // The command's end is the sandbox's end: whatever it left running (a daemon) dies with init now.
   trace_startup("run: command exited");

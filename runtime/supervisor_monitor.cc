@@ -1,0 +1,155 @@
+// The supervisor's monitor (runtime/supervisor.h): one poll over init's control socket, the seccomp notifier, the
+// forwarded signals and, until the relay's thread runs, the relay's listeners; then serving what came.
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/fd_passing.h"
+#include "runtime/supervisor.h"
+
+namespace oishell {
+namespace {
+
+int64_t now_ms() {
+  timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+}  // namespace
+
+void SupervisedSandbox::monitor() {
+  while (monitor_step()) {
+  }
+}
+
+bool SupervisedSandbox::monitor_step() {
+  int timeout = -1;
+  bool init_gone;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    init_gone = init_gone_;
+    int64_t now = now_ms();
+    for (const auto& [id, process] : live_) {
+      if (!process.deadline_ms || !process.kill_reason.empty()) continue;
+      int64_t left = std::max<int64_t>(0, *process.deadline_ms - now);
+      if (timeout < 0 || left < timeout) timeout = static_cast<int>(std::min<int64_t>(left, 1 << 30));
+    }
+  }
+  pollfd fds[5] = {{wake_.get(), POLLIN, 0},
+                   {init_gone ? -1 : control_.get(), POLLIN, 0},
+                   {notifier_ok_ ? notifier_->fd() : -1, POLLIN, 0},
+                   {signals_ ? signals_.get() : -1, POLLIN, 0},
+                   {relay_ && !relay_serving_ ? relay_->activity_fd() : -1, POLLIN, 0}};
+  if (::poll(fds, 5, timeout) < 0 && errno != EINTR) return false;
+  if (fds[0].revents & POLLIN) {
+    uint64_t count;
+    (void)!::read(wake_.get(), &count, sizeof count);
+  }
+  if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) on_control_message();
+  if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
+    if (!notifier_->handle_ready().is_ok()) notifier_ok_ = false;
+  }
+  if (fds[3].revents & POLLIN) on_forwarded_signal();
+  if (fds[4].revents & POLLIN) on_relay_activity();
+  enforce_deadlines();
+  return true;
+}
+
+// The sandbox's first connection: the relay's thread takes over its listeners from here. Should the thread not
+// start, the relay is stopped, which closes the listeners: the sandbox's connections are refused, never left
+// hanging.
+void SupervisedSandbox::on_relay_activity() {
+  relay_serving_ = true;
+  if (Status started = relay_->serve(); !started.is_ok()) {
+    events_.emit({{"event", "net.error"}, {"host", ""}, {"port", 0}, {"reason", "relay: " + started.message()}});
+    relay_->stop();
+  }
+}
+
+void SupervisedSandbox::on_forwarded_signal() {
+  signalfd_siginfo info;
+  while (::read(signals_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    if (first_process_id_) (void)signal(first_process_id_, static_cast<int>(info.ssi_signo));
+  }
+}
+
+void SupervisedSandbox::on_control_message() {
+  auto message = receive_message(control_.get());
+  std::lock_guard lock(mutex_);
+  if (!message.is_ok() || message->payload.empty()) {
+    on_init_gone();
+    return;
+  }
+  auto decoded = control::decode(message->payload);
+  if (!decoded.is_ok()) return;
+  const control::ControlMessage& m = *decoded;
+  switch (m.kind) {
+    case control::Kind::spawned: {
+      Process process;
+      process.pid = m.number;
+      if (spec_.limits.wall_time_ms) process.deadline_ms = now_ms() + static_cast<int64_t>(*spec_.limits.wall_time_ms);
+      live_[m.id] = process;
+      pending_spawns_[m.id].done = true;
+      break;
+    }
+    case control::Kind::spawn_failed:
+      pending_spawns_[m.id] = {true, m.number, m.step == "cwd" ? "cwd" : ""};
+      break;
+    case control::Kind::exited: {
+      if (!live_.count(m.id)) break;
+      ExitInfo info;
+      info.id = m.id;
+      if (WIFSIGNALED(m.number)) {
+        info.signal = WTERMSIG(m.number);
+      } else {
+        info.exit_code = WEXITSTATUS(m.number);
+      }
+      info.reason = live_[m.id].kill_reason;
+      if (info.reason.empty() && info.signal == SIGKILL && limits_) {
+        info.reason = limits_->kill_reason();
+        if (!info.reason.empty()) {
+          events_.emit({{"event", "limit"}, {"kind", "memory"}, {"id", m.id}, {"reason", info.reason}});
+        }
+      }
+      record_exit(std::move(info));
+      break;
+    }
+    case control::Kind::spec:
+    case control::Kind::joined:
+    case control::Kind::spawn:
+    case control::Kind::signal:
+    case control::Kind::fail:
+    case control::Kind::listeners:
+    case control::Kind::ready:
+      break;
+  }
+  changed_.notify_all();
+}
+
+void SupervisedSandbox::enforce_deadlines() {
+  std::lock_guard lock(mutex_);
+  if (init_gone_) return;
+  int64_t now = now_ms();
+  for (auto& [id, process] : live_) {
+    if (!process.deadline_ms || !process.kill_reason.empty() || *process.deadline_ms > now) continue;
+    process.kill_reason = "wall time limit " + format_duration_ms(*spec_.limits.wall_time_ms);
+    events_.emit({{"event", "limit"}, {"kind", "wall_time"}, {"id", id}, {"reason", process.kill_reason}});
+    control::ControlMessage kill{control::Kind::signal};
+    kill.id = id;
+    kill.number = SIGKILL;
+    (void)send(kill);
+  }
+}
+
+}  // namespace oishell
