@@ -74,15 +74,9 @@ void compile_network(const Policy& policy, SandboxSpec& spec) {
 }
 
 void compile_process(const Policy& policy, SandboxSpec& spec) {
-  auto& out = spec.seccomp;
-  out.level = policy.process.seccomp.get_or(SeccompLevel::default_level);
-  out.nested_namespaces = policy.process.nested_namespaces.get_or(false);
-  for (const auto& name : default_deny_sets()) {
-    if (name == "namespaces" && out.nested_namespaces) continue;
-    out.deny_sets.push_back(name);
-  }
-  if (out.level == SeccompLevel::strict) out.deny_sets.push_back("strict_extras");
-  for (const auto& [name, pos] : policy.process.allow_syscalls) out.allow_syscalls.push_back(name);
+  spec.seccomp = seccomp_spec(policy.process.seccomp.get_or(SeccompLevel::default_level),
+                              policy.process.nested_namespaces.get_or(false));
+  for (const auto& [name, pos] : policy.process.allow_syscalls) spec.seccomp.allow_syscalls.push_back(name);
 }
 
 void compile_limits(const Policy& policy, SandboxSpec& spec) {
@@ -104,6 +98,18 @@ const std::vector<std::string>& default_deny_sets() {
       "bpf_and_perf",    "tracing",    "userfaultfd",    "io_uring", "handles",
       "terminal_injection", "sockets", "clock_and_admin"};
   return kSets;
+}
+
+SeccompSpec seccomp_spec(SeccompLevel level, bool nested_namespaces) {
+  SeccompSpec out;
+  out.level = level;
+  out.nested_namespaces = nested_namespaces;
+  for (const auto& name : default_deny_sets()) {
+    if (name == "namespaces" && nested_namespaces) continue;
+    out.deny_sets.push_back(name);
+  }
+  if (level == SeccompLevel::strict) out.deny_sets.push_back("strict_extras");
+  return out;
 }
 
 Result<SandboxSpec> compile(const Policy& policy, const CompileContext& context) {

@@ -1,5 +1,5 @@
-// seccomp: compiles the deny sets of runtime/seccomp_sets into a libseccomp filter (default allow, native x86_64
-// only, foreign ABIs killed) and serves the user-notification fd on the supervisor side.
+// seccomp: the program for a spec (prebuilt by the build when the spec is a built-in level, else compiled by
+// libseccomp: runtime/seccomp_compile.h), loading it, and serving the user-notification fd on the supervisor side.
 #include "runtime/seccomp.h"
 
 #include <linux/seccomp.h>
@@ -15,63 +15,12 @@
 #include <memory>
 #include <string>
 
-#include "runtime/seccomp_sets.h"
+#include "runtime/seccomp_compile.h"
+#include "runtime/seccomp_prebuilt.h"
 #include "runtime/sys/syscalls.h"
 
 namespace oishell {
 namespace {
-
-struct PlannedRule {
-  int nr;
-  std::string_view set;
-  const seccomp_sets::Rule* rule;
-};
-
-// The active rules for `spec`: its sets (every default set when the list is empty; strict adds strict_extras),
-// minus the namespaces set when nested namespaces are allowed, minus allow_syscalls. Unknown names are errors.
-Result<std::vector<PlannedRule>> plan(const SeccompSpec& spec) {
-  std::vector<std::string_view> names(spec.deny_sets.begin(), spec.deny_sets.end());
-  if (names.empty()) names = seccomp_sets::default_set_names();
-  if (spec.level == SeccompLevel::strict) names.push_back("strict_extras");
-  for (const auto& allowed : spec.allow_syscalls) {
-    if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, allowed.c_str()) < 0) {
-      return Status::error("seccomp: allow_syscalls names an unknown x86_64 syscall `" + allowed + "`");
-    }
-  }
-  std::vector<PlannedRule> rules;
-  std::vector<std::string_view> seen;
-  for (std::string_view name : names) {
-    const seccomp_sets::DenySet* set = seccomp_sets::find(name);
-    if (set == nullptr) return Status::error("seccomp: unknown deny set `" + std::string(name) + "`");
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
-    seen.push_back(name);
-    if (name == "namespaces" && spec.nested_namespaces) continue;
-    for (const auto& rule : set->rules) {
-      if (std::find(spec.allow_syscalls.begin(), spec.allow_syscalls.end(), rule.syscall) !=
-          spec.allow_syscalls.end()) {
-        continue;
-      }
-      int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, rule.syscall);
-      if (nr < 0) return Status::error(std::string("seccomp: syscall `") + rule.syscall + "` unknown to libseccomp");
-      rules.push_back({nr, set->name, &rule});
-    }
-  }
-  return rules;
-}
-
-scmp_arg_cmp to_scmp(const seccomp_sets::ArgCheck& c) {
-  switch (c.op) {
-    case seccomp_sets::ArgCheck::Op::masked_eq: return scmp_arg_cmp{c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.value};
-    case seccomp_sets::ArgCheck::Op::ne: return scmp_arg_cmp{c.arg, SCMP_CMP_NE, c.value, 0};
-    case seccomp_sets::ArgCheck::Op::ge: return scmp_arg_cmp{c.arg, SCMP_CMP_GE, c.value, 0};
-  }
-  return scmp_arg_cmp{c.arg, SCMP_CMP_NE, c.value, 0};
-}
-
-struct CtxRelease {
-  void operator()(scmp_filter_ctx ctx) const { seccomp_release(ctx); }
-};
-using Ctx = std::unique_ptr<void, CtxRelease>;
 
 std::string syscall_name(int nr) {
   char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
@@ -85,72 +34,22 @@ std::string errno_name(int err) {
   return name ? name : std::to_string(err);
 }
 
-SeccompReports reports_of(const std::vector<PlannedRule>& rules) {
-  SeccompReports reports;
-  for (const auto& planned : rules) {
-    if (!planned.rule->report) continue;
-    size_t nr = static_cast<size_t>(planned.nr);
-    if (reports.errno_by_syscall.size() <= nr) {
-      reports.errno_by_syscall.resize(nr + 1, 0);
-      reports.set_by_syscall.resize(nr + 1);
-    }
-    if (reports.errno_by_syscall[nr] != 0) continue;  // first set wins (the table has no conflicting errnos)
-    reports.errno_by_syscall[nr] = planned.rule->err;
-    reports.set_by_syscall[nr] = std::string(planned.set);
-  }
-  return reports;
-}
-
 }  // namespace
 
 Result<SeccompProgram> seccomp_compile(const SeccompSpec& spec) {
   if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
     return Status::error("seccomp: only native x86_64 is supported (the deny sets are written for it)");
   }
-  auto rules = plan(spec);
-  if (!rules) return rules.status();
-
-  SeccompProgram program;
-  program.reports = reports_of(*rules);
   // User notification needs kernel 5.0+ and libseccomp API level 5+ (level 6: with TSYNC, unused here).
-  program.notify = seccomp_api_get() >= 5;
-  Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
-  if (!ctx) return Status::error("seccomp_init failed");
-  // seccomp_init() holds only the native ABI; x32 (same audit arch, syscall numbers >= 0x40000000) and i386 both
-  // hit the bad-architecture action.
-  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0) {
-    return Status::from_errno(-rc, "seccomp_attr_set(ACT_BADARCH, KILL_PROCESS)");
-  }
-  // A binary tree over syscall numbers instead of a linear scan: every allowed call pays O(log n) comparisons.
-  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2); rc < 0) {
-    return Status::from_errno(-rc, "seccomp_attr_set(CTL_OPTIMIZE, 2)");
-  }
-  for (const auto& planned : *rules) {
-    const auto& rule = *planned.rule;
-    uint32_t action =
-        rule.report && program.notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(static_cast<uint32_t>(rule.err));
-    std::vector<scmp_arg_cmp> cmps;
-    for (const auto& c : rule.when) cmps.push_back(to_scmp(c));
-    int rc = seccomp_rule_add_exact_array(ctx.get(), action, planned.nr, static_cast<unsigned>(cmps.size()),
-                                          cmps.empty() ? nullptr : cmps.data());
-    if (rc < 0) {
-      return Status::from_errno(-rc, "seccomp_rule_add(" + std::string(rule.syscall) + ")")
-          .with_context("seccomp set " + std::string(planned.set));
-    }
-  }
-  // libseccomp 2.5 exports only to an fd; a memfd keeps the program in memory.
-  UniqueFd out(::memfd_create("oishell-seccomp", MFD_CLOEXEC));
-  if (!out) return Status::from_errno(errno, "memfd_create");
-  if (int rc = seccomp_export_bpf(ctx.get(), out.get()); rc < 0) return Status::from_errno(-rc, "seccomp_export_bpf");
-  struct stat st;
-  if (::fstat(out.get(), &st) != 0) return Status::from_errno(errno, "fstat(seccomp program)");
-  if (st.st_size <= 0 || st.st_size % sizeof(sock_filter) != 0 ||
-      st.st_size / sizeof(sock_filter) > BPF_MAXINSNS) {
-    return Status::error("seccomp_export_bpf: a program of " + std::to_string(st.st_size) + " bytes");
-  }
-  program.instructions.resize(static_cast<size_t>(st.st_size) / sizeof(sock_filter));
-  ssize_t n = ::pread(out.get(), program.instructions.data(), static_cast<size_t>(st.st_size), 0);
-  if (n != st.st_size) return Status::from_errno(n < 0 ? errno : EIO, "pread(seccomp program)");
+  const bool notify = seccomp_api_get() >= 5;
+  const std::vector<sock_filter>* prebuilt = notify ? prebuilt_seccomp_program(spec) : nullptr;
+  if (prebuilt == nullptr) return seccomp_compile_with_libseccomp(spec, notify);
+  auto reports = seccomp_plan_reports(spec);
+  if (!reports) return reports.status();
+  SeccompProgram program;
+  program.instructions = *prebuilt;
+  program.notify = true;
+  program.reports = std::move(*reports);
   return program;
 }
 
@@ -195,9 +94,9 @@ SeccompNotifier::SeccompNotifier(UniqueFd notify_fd, SeccompReports reports, Eve
 
 SeccompNotifier::SeccompNotifier(UniqueFd notify_fd, const SeccompSpec& spec, EventSink& events)
     : fd_(std::move(notify_fd)), events_(events) {
-  auto rules = plan(spec);
+  auto reports = seccomp_plan_reports(spec);
   // An unplannable spec was refused by seccomp_compile() already; every notification then answers EPERM.
-  if (rules) reports_ = reports_of(*rules);
+  if (reports) reports_ = std::move(*reports);
 }
 
 Status SeccompNotifier::handle_ready() {
