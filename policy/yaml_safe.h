@@ -1,9 +1,9 @@
 #pragma once
-// Loading untrusted YAML (or JSON, which is YAML) without trusting it: a size cap, then one pass over yaml-cpp's
+// Loading untrusted YAML (or JSON, which is YAML) without trusting it: a size cap, then one pass over libyaml's
 // parser events that refuses aliases (an anchor/alias "billion laughs" would expand when the tree is walked), more
 // than one document, nesting deeper than kMaxDepth and more than kMaxNodes nodes, and builds the tree
-// (policy/yaml_node.h) as it goes: the limits stop the parser before it recurses or allocates past them. Every
-// failure is a Diagnostic with the position yaml-cpp reports. yaml-cpp's exceptions never leave this file.
+// (policy/yaml_node.h) as it goes: the limits stop the parser before it reads or allocates past them. Every
+// failure is a Diagnostic with the position libyaml reports.
 #include <string>
 #include <string_view>
 #include <vector>
