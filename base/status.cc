@@ -13,9 +13,7 @@ std::string errno_text(int err) {
   return text;
 }
 
-Status Status::from_errno(int err, std::string_view call) {
-  return Status(err, std::string(call) + ": " + errno_text(err));
-}
+Status Status::from_errno(int err, std::string_view call) { return Status(err, std::string(call), true); }
 
 Status Status::with_context(std::string_view context) const& {
   Status copy = *this;

@@ -8,6 +8,9 @@
 
 namespace oishell {
 
+// "EPERM (Operation not permitted)"
+std::string errno_text(int err);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // ok
@@ -20,21 +23,29 @@ class [[nodiscard]] Status {
   bool is_ok() const { return !failed_; }
   explicit operator bool() const { return is_ok(); }
   int errno_value() const { return errno_; }  // 0 when the failure was not a call's
-  const std::string& message() const { return message_; }
+  // The errno's text is added when the message is first read: most failed calls are expected ones (ENOENT from
+  // "does it exist?") whose message nobody reads, and strerror's locale lookup is not free. Like a std::string, one
+  // Status is not read from two threads at once.
+  const std::string& message() const {
+    if (errno_pending_) {
+      message_ += ": " + errno_text(errno_);
+      errno_pending_ = false;
+    }
+    return message_;
+  }
 
   // "binding workspace /home/u/p: open_tree(...): EPERM (...)"
   Status with_context(std::string_view context) const&;
   Status with_context(std::string_view context) &&;
 
  private:
-  Status(int err, std::string message) : failed_(true), errno_(err), message_(std::move(message)) {}
+  Status(int err, std::string message, bool errno_pending = false)
+      : failed_(true), errno_(err), errno_pending_(errno_pending), message_(std::move(message)) {}
   bool failed_ = false;
   int errno_ = 0;
-  std::string message_;
+  mutable bool errno_pending_ = false;  // message_ still lacks ": " + errno_text(errno_)
+  mutable std::string message_;
 };
-
-// "EPERM (Operation not permitted)"
-std::string errno_text(int err);
 
 template <typename T>
 class [[nodiscard]] Result {
