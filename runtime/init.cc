@@ -147,6 +147,7 @@ Status tidy_fds() {
 [[noreturn]] void run_sandbox_init(const InitArgs& args) {
   // Before anything else: die with the supervisor (PDEATHSIG fires when the thread that cloned us exits).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::prctl(PR_SET_NAME, "oishell-init");  // in ps and in profiles, apart from the supervisor
   // F_DUPFD moves the socket above stdio even if the supervisor had some of 0..2 closed.
   g_control = ::fcntl(args.control_fd, F_DUPFD_CLOEXEC, kControlFd + 1);
   if (g_control < 0) _exit(1);
