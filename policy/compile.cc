@@ -43,8 +43,7 @@ void compile_env(const Policy& policy, const CompileContext& context, SandboxSpe
   auto& env = spec.env;
   env.emplace_back("PATH", kDefaultPath);
   for (const auto& [name, pos] : policy.env.pass) {
-    auto it = context.host_env.find(name);
-    if (it != context.host_env.end()) add_env(env, name, it->second);
+    if (auto value = context.env(name)) add_env(env, name, std::move(*value));
   }
   for (const auto& [name, value] : policy.env.set) add_env(env, name, value);
   add_env(env, "HOME", spec.home_path);

@@ -19,9 +19,12 @@ struct CompileContext {
   std::string cwd;
   std::string home;
   std::string tmpdir = "/tmp";
-  std::map<std::string, std::string> host_env;  // for env.pass
+  std::map<std::string, std::string> host_env;  // for env.pass (tests fill it by hand)
+  const char* const* process_env = nullptr;     // from_process(): environ, read only for the names env.pass lists
   const HostFs* fs = nullptr;  // existence, kinds and symlinks of host paths; null = the real filesystem
   static CompileContext from_process();
+  // `name`'s value in host_env, else in process_env; nullopt when neither has it.
+  std::optional<std::string> env(const std::string& name) const;
 };
 
 // Where the policy comes from: a file path, or a built-in profile name; both empty means the `default` profile.

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "policy/compile.h"
 
@@ -27,13 +28,19 @@ CompileContext CompileContext::from_process() {
     }
   }
   if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp) context.tmpdir = tmp;
-  for (char** e = environ; e && *e; ++e) {
-    std::string entry(*e);
-    auto eq = entry.find('=');
-    if (eq == std::string::npos || eq == 0) continue;
-    context.host_env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
-  }
+  context.process_env = environ;
   return context;
+}
+
+std::optional<std::string> CompileContext::env(const std::string& name) const {
+  if (auto it = host_env.find(name); it != host_env.end()) return it->second;
+  for (const char* const* e = process_env; e && *e; ++e) {
+    std::string_view entry(*e);
+    if (entry.size() > name.size() && entry[name.size()] == '=' && entry.compare(0, name.size(), name) == 0) {
+      return std::string(entry.substr(name.size() + 1));
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace oishell
