@@ -162,6 +162,9 @@ Status tidy_fds() {
   // Only now (/proc/self/uid_map had to be opened): make /proc/1/* (environ, mem, root, cwd, fd) inaccessible to
   // the sandboxed processes.
   check("non-dumpable", errno_status(::prctl(PR_SET_DUMPABLE, 0), "prctl(PR_SET_DUMPABLE, 0)"));
+  // The rest of the namespaces, while the supervisor still compiles the policy (init_process.cc says why here).
+  check("namespaces", errno_status(::unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
+                                   "unshare(CLONE_NEWNET|CLONE_NEWIPC|CLONE_NEWUTS)"));
   trace_startup("init: ids mapped");
   auto received = wait_for_spec();
   if (!received.is_ok()) fail("receiving the policy", received.status());

@@ -12,8 +12,8 @@ struct InitArgs {
   gid_t gid = 0;
 };
 
-// Runs in the child of clone(NEWUSER|NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS) (runtime/init_process.h). Must be
-// single-threaded (it is: the supervisor starts no thread before clone). Never returns.
+// Runs in the child of clone(NEWUSER|NEWNS|NEWPID) (runtime/init_process.h) and unshares net, ipc and uts itself.
+// Must be single-threaded (it is: the supervisor starts no thread before clone). Never returns.
 [[noreturn]] void run_sandbox_init(const InitArgs& args);
 
 }  // namespace oishell
