@@ -198,6 +198,11 @@ Status tidy_fds() {
   // 8. Resource limits that cgroups did not cover.
   check("resource limits", apply_rlimit_settings(joined->rlimits));
   trace_startup("init: sealed");
+  // 9. Every CPU the caller had, for init and all it starts (InitProcess ran it beside the supervisor until now).
+  if (args.restore_cpus && ::sched_setaffinity(0, sizeof args.cpus, &args.cpus) != 0) {
+    degraded.push_back("cpus: the sandbox could not take back the caller's CPU set (" + errno_text(errno) +
+                       "); it runs on the CPUs the set-up used");
+  }
 
   control::ControlMessage ready;
   ready.kind = control::Kind::ready;

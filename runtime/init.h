@@ -2,6 +2,7 @@
 // Sandbox init: pid 1 of the sandbox. It maps its ids, receives the compiled policy (`spec`), seals itself in the
 // order of DESIGN.md ("Sealing order"), reporting the first failure to the supervisor with the step's name, then
 // serves spawn requests (runtime/init_loop.h).
+#include <sched.h>
 #include <sys/types.h>
 
 namespace oishell {
@@ -10,6 +11,10 @@ struct InitArgs {
   int control_fd = -1;  // SOCK_SEQPACKET to the supervisor
   uid_t uid = 0;        // the supervisor's euid and egid, mapped to themselves inside
   gid_t gid = 0;
+  // The caller's CPU set: InitProcess runs init beside the supervisor during the set-up, and init takes this set
+  // back before it starts anything, so that the sandbox's processes get every CPU the caller had.
+  cpu_set_t cpus{};
+  bool restore_cpus = false;
 };
 
 // Runs in the child of clone(NEWUSER|NEWNS|NEWPID) (runtime/init_process.h) and unshares net, ipc and uts itself.

@@ -20,6 +20,18 @@ namespace {
 // path (runtime/init.cc).
 constexpr uint64_t kNamespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID;
 
+// Init's set-up (mounts, namespaces) and the supervisor's (policy, seccomp program, cgroups) are independent, but
+// the scheduler starts a child on its parent's CPU, where the two took turns (measured here: 1.3 ms of 16 lost).
+// Init goes to the caller's other CPUs until it is sealed; it then takes the caller's set back (runtime/init.cc).
+// Best effort: with one CPU allowed, or if the kernel refuses, both simply share.
+void run_beside_caller(pid_t pid, const cpu_set_t& caller) {
+  const int here = ::sched_getcpu();
+  if (here < 0 || CPU_COUNT(&caller) < 2 || !CPU_ISSET(here, &caller)) return;
+  cpu_set_t others = caller;
+  CPU_CLR(here, &others);
+  (void)::sched_setaffinity(pid, sizeof others, &others);
+}
+
 }  // namespace
 
 Result<InitProcess> InitProcess::clone() {
@@ -29,8 +41,11 @@ Result<InitProcess> InitProcess::clone() {
   }
   UniqueFd ours(pair[0]), theirs(pair[1]);
   // Read before clone: inside, until the maps exist, the process sees the overflow ids.
-  const uid_t uid = ::geteuid();
-  const gid_t gid = ::getegid();
+  InitArgs init_args;
+  init_args.control_fd = pair[1];
+  init_args.uid = ::geteuid();
+  init_args.gid = ::getegid();
+  init_args.restore_cpus = ::sched_getaffinity(0, sizeof init_args.cpus, &init_args.cpus) == 0;
   int pidfd = -1;
   clone_args args{};
   args.flags = kNamespaces | CLONE_PIDFD;
@@ -43,8 +58,9 @@ Result<InitProcess> InitProcess::clone() {
   }
   if (pid == 0) {
     ::close(pair[0]);  // our copy of the supervisor's end: its closing is how init learns the supervisor died
-    run_sandbox_init(InitArgs{pair[1], uid, gid});
+    run_sandbox_init(init_args);
   }
+  if (init_args.restore_cpus) run_beside_caller(static_cast<pid_t>(pid), init_args.cpus);
   InitProcess init;
   init.pid_ = static_cast<pid_t>(pid);
   init.pidfd_.reset(pidfd);
