@@ -36,33 +36,10 @@ bool has_item(std::string_view list, std::string_view item, char sep) {
   return false;
 }
 
-struct Mount {
-  std::string root, point, fstype, super_options;
-};
-
-std::vector<Mount> cgroup_mounts() {
-  std::vector<Mount> mounts;
-  auto text = read_file("/proc/self/mountinfo");
-  if (!text) return mounts;
-  for (std::string_view line : split(*text, '\n')) {
-    // id parent dev root point options [optional...] - fstype source super_options
-    size_t dash = line.find(" - ");
-    if (dash == std::string_view::npos) continue;
-    auto head = split(line.substr(0, dash), ' ');
-    auto tail = split(line.substr(dash + 3), ' ');
-    if (head.size() < 5 || tail.size() < 3) continue;
-    if (tail[0] != "cgroup" && tail[0] != "cgroup2") continue;
-    mounts.push_back({std::string(head[3]), std::string(head[4]), std::string(tail[0]), std::string(tail[2])});
-  }
-  return mounts;
-}
-
 // The path of our cgroup in the hierarchy whose /proc/self/cgroup line ("id:controllers:path") matches `pred`.
 template <typename Pred>
-std::optional<std::string> own_path(Pred pred) {
-  auto text = read_file("/proc/self/cgroup");
-  if (!text) return std::nullopt;
-  for (std::string_view line : split(*text, '\n')) {
+std::optional<std::string> own_path(std::string_view membership, Pred pred) {
+  for (std::string_view line : split(membership, '\n')) {
     size_t a = line.find(':');
     size_t b = a == std::string_view::npos ? a : line.find(':', a + 1);
     if (b == std::string_view::npos) continue;
@@ -71,32 +48,56 @@ std::optional<std::string> own_path(Pred pred) {
   return std::nullopt;
 }
 
-std::string join(const Mount& m, const std::string& cgroup_path) {
+std::string join(const std::string& root, const std::string& point, const std::string& cgroup_path) {
   std::string rel = cgroup_path;
-  if (m.root != "/" && rel.rfind(m.root, 0) == 0) rel = rel.substr(m.root.size());
+  if (root != "/" && rel.rfind(root, 0) == 0) rel = rel.substr(root.size());
   if (rel == "/") rel.clear();
-  return m.point + rel;
+  return point + rel;
 }
 
 }  // namespace
 
-std::optional<std::string> v1_own_dir(const std::string& controller) {
-  for (const auto& m : cgroup_mounts()) {
+OwnCgroups OwnCgroups::read() {
+  OwnCgroups own;
+  if (auto text = read_file("/proc/self/mountinfo")) {
+    for (std::string_view line : split(*text, '\n')) {
+      // id parent dev root point options [optional...] - fstype source super_options
+      size_t dash = line.find(" - ");
+      if (dash == std::string_view::npos) continue;
+      auto head = split(line.substr(0, dash), ' ');
+      auto tail = split(line.substr(dash + 3), ' ');
+      if (head.size() < 5 || tail.size() < 3) continue;
+      if (tail[0] != "cgroup" && tail[0] != "cgroup2") continue;
+      own.mounts_.push_back({std::string(head[3]), std::string(head[4]), std::string(tail[0]), std::string(tail[2])});
+    }
+  }
+  own.membership_ = read_file("/proc/self/cgroup").value_or("");
+  return own;
+}
+
+std::optional<std::string> OwnCgroups::v1_dir(const std::string& controller) const {
+  for (const auto& m : mounts_) {
     if (m.fstype != "cgroup" || !has_item(m.super_options, controller, ',')) continue;
-    auto path = own_path([&](std::string_view, std::string_view ctls) { return has_item(ctls, controller, ','); });
-    if (path) return join(m, *path);
+    auto path = own_path(membership_, [&](std::string_view, std::string_view ctls) {
+      return has_item(ctls, controller, ',');
+    });
+    if (path) return join(m.root, m.point, *path);
   }
   return std::nullopt;
 }
 
-std::optional<std::string> v2_own_dir() {
-  for (const auto& m : cgroup_mounts()) {
+std::optional<std::string> OwnCgroups::v2_dir() const {
+  for (const auto& m : mounts_) {
     if (m.fstype != "cgroup2") continue;
-    auto path = own_path([](std::string_view id, std::string_view ctls) { return id == "0" && ctls.empty(); });
-    if (path) return join(m, *path);
+    auto path = own_path(membership_, [](std::string_view id, std::string_view ctls) { return id == "0" && ctls.empty(); });
+    if (path) return join(m.root, m.point, *path);
   }
   return std::nullopt;
 }
+
+std::optional<std::string> v1_own_dir(const std::string& controller) { return OwnCgroups::read().v1_dir(controller); }
+
+std::optional<std::string> v2_own_dir() { return OwnCgroups::read().v2_dir(); }
 
 std::vector<std::string> v2_controllers(const std::string& dir) {
   std::vector<std::string> out;

@@ -11,11 +11,26 @@
 
 namespace oishell::cgroup {
 
-// The directory of this process's own cgroup in the v1 hierarchy carrying `controller` ("memory", "pids"), e.g.
-// /sys/fs/cgroup/memory/process_api/0e8f; nullopt when that controller has no v1 mount.
-std::optional<std::string> v1_own_dir(const std::string& controller);
+// Where this process's cgroups are: /proc/self/mountinfo and /proc/self/cgroup, each read once by read().
+class OwnCgroups {
+ public:
+  static OwnCgroups read();
+  // The directory of our cgroup in the v1 hierarchy carrying `controller` ("memory", "pids"), e.g.
+  // /sys/fs/cgroup/memory/process_api/0e8f; nullopt when that controller has no v1 mount.
+  std::optional<std::string> v1_dir(const std::string& controller) const;
+  // Our cgroup directory in the unified (v2) hierarchy, wherever it is mounted; nullopt without one.
+  std::optional<std::string> v2_dir() const;
 
-// This process's own cgroup directory in the unified (v2) hierarchy, wherever it is mounted; nullopt without one.
+ private:
+  struct Mount {
+    std::string root, point, fstype, super_options;
+  };
+  std::vector<Mount> mounts_;   // the cgroup and cgroup2 mounts
+  std::string membership_;      // /proc/self/cgroup: "id:controllers:path" lines
+};
+
+// OwnCgroups::read().v1_dir(controller) and .v2_dir(), for a single question.
+std::optional<std::string> v1_own_dir(const std::string& controller);
 std::optional<std::string> v2_own_dir();
 
 // Controllers a v2 cgroup directory offers to its children ("cgroup.controllers"), e.g. {"memory", "pids"}.

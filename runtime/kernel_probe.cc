@@ -56,13 +56,14 @@ KernelFacts probe() {
     }
   }
 
-  if (auto v2 = cgroup::v2_own_dir()) {
+  const cgroup::OwnCgroups own = cgroup::OwnCgroups::read();
+  if (auto v2 = own.v2_dir()) {
     f.cgroup_v2_dir = *v2;
     f.cgroup_v2_controllers = cgroup::v2_controllers(*v2);
     f.cgroup_v2_writable = ::access(v2->c_str(), W_OK) == 0;
   }
   for (const char* c : {"memory", "pids"}) {
-    if (auto dir = cgroup::v1_own_dir(c)) f.cgroup_v1.push_back({c, *dir, ::access(dir->c_str(), W_OK) == 0});
+    if (auto dir = own.v1_dir(c)) f.cgroup_v1.push_back({c, *dir, ::access(dir->c_str(), W_OK) == 0});
   }
 
   probe_ns::NsResults ns = probe_ns::run();

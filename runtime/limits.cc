@@ -37,10 +37,11 @@ class CgroupLimits final : public ResourceLimits {
     const bool want_memory = spec_.memory_bytes.has_value();
     const bool want_pids = spec_.pids.has_value();
     if (!want_memory && !want_pids) return;
+    const cgroup::OwnCgroups own = cgroup::OwnCgroups::read();
     std::string v2_why;
-    if (try_v2(want_memory, want_pids, &v2_why)) return;
-    if (want_memory) try_v1_memory(v2_why);
-    if (want_pids) try_v1_pids(v2_why);
+    if (try_v2(own, want_memory, want_pids, &v2_why)) return;
+    if (want_memory) try_v1_memory(own, v2_why);
+    if (want_pids) try_v1_pids(own, v2_why);
   }
 
   Status add_process(pid_t pid) override {
@@ -104,8 +105,8 @@ class CgroupLimits final : public ResourceLimits {
   bool memory_by_cgroup() const { return !memory_.path().empty() || (!v2_.path().empty() && memory_v2_); }
   bool pids_by_cgroup() const { return !pids_.path().empty() || (!v2_.path().empty() && pids_v2_); }
 
-  bool try_v2(bool want_memory, bool want_pids, std::string* why) {
-    auto own = cgroup::v2_own_dir();
+  bool try_v2(const cgroup::OwnCgroups& cgroups, bool want_memory, bool want_pids, std::string* why) {
+    auto own = cgroups.v2_dir();
     if (!own) {
       *why = "no cgroup v2 mount";
       return false;
@@ -149,11 +150,11 @@ class CgroupLimits final : public ResourceLimits {
     return true;
   }
 
-  void try_v1_memory(const std::string& v2_why) {
+  void try_v1_memory(const cgroup::OwnCgroups& cgroups, const std::string& v2_why) {
     const std::string size = policy::format_size(*spec_.memory_bytes);
     const std::string rlimit_note = "memory: rlimit RLIMIT_AS (" + size +
                                     " of address space per process; allocations fail with ENOMEM instead of a kill)";
-    auto dir = cgroup::v1_own_dir("memory");
+    auto dir = cgroups.v1_dir("memory");
     if (!dir) {
       notes_.push_back(rlimit_note + "; " + v2_why + ", no cgroup v1 memory controller");
       return;
@@ -179,11 +180,11 @@ class CgroupLimits final : public ResourceLimits {
                      (swap_limited ? ", swap included)" : ", swap not limited: no memory.memsw)"));
   }
 
-  void try_v1_pids(const std::string& v2_why) {
+  void try_v1_pids(const cgroup::OwnCgroups& cgroups, const std::string& v2_why) {
     const std::string n = std::to_string(*spec_.pids);
     const std::string rlimit_note = "pids: rlimit RLIMIT_NPROC (" + n +
                                     " processes of the sandbox's uid, counted in its own user namespace)";
-    auto dir = cgroup::v1_own_dir("pids");
+    auto dir = cgroups.v1_dir("pids");
     if (!dir) {
       notes_.push_back(rlimit_note + "; " + v2_why + ", no cgroup v1 pids controller");
       return;
