@@ -1,0 +1,449 @@
+#include "base/terminal_filter.h"
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+namespace oishell {
+namespace {
+
+constexpr unsigned char kBel = 0x07;
+constexpr unsigned char kCan = 0x18;
+constexpr unsigned char kSub = 0x1a;
+constexpr unsigned char kEsc = 0x1b;
+constexpr unsigned char kDel = 0x7f;
+// The 8-bit introducers, read like ESC P, ESC X, ESC [, ESC \, ESC ], ESC ^ and ESC _.
+constexpr unsigned char kC1Dcs = 0x90;
+constexpr unsigned char kC1Sos = 0x98;
+constexpr unsigned char kC1Csi = 0x9b;
+constexpr unsigned char kC1St = 0x9c;
+constexpr unsigned char kC1Osc = 0x9d;
+constexpr unsigned char kC1Pm = 0x9e;
+constexpr unsigned char kC1Apc = 0x9f;
+
+constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
+constexpr std::string_view kSt = "\x1b\\";
+constexpr std::string_view kBelText = "\a";
+
+// ESC with at most this many intermediates is read; real ones have one or two.
+constexpr size_t kMaxEscapeBytes = 1 + 3;
+// The longest allowed OSC number ("133").
+constexpr size_t kMaxOscNumberDigits = 3;
+// A held sequence's storage is given back at its end when it grew past this (a long title or hyperlink).
+constexpr size_t kKeepCapacity = 4096;
+
+// BEL BS HT LF VT FF CR SO SI.
+bool c0_passes(unsigned char code) { return code >= 0x07 && code <= 0x0f; }
+bool is_intermediate(unsigned char code) { return code >= 0x20 && code <= 0x2f; }
+
+// `sequence` is ESC, its intermediates and its final byte (0x30-0x7e, not an introducer).
+bool escape_allowed(std::string_view sequence) {
+  const char final_byte = sequence.back();
+  const std::string_view intermediates = sequence.substr(1, sequence.size() - 2);
+  // DECSC DECRC RIS DECKPAM DECKPNM IND NEL HTS RI SS2 SS3 LS2 LS3 LS3R LS2R LS1R.
+  if (intermediates.empty()) return std::string_view("78c=>DEHMNOno|}~").find(final_byte) != std::string_view::npos;
+  // DECDHL (top, bottom) DECSWL DECDWL DECALN.
+  if (intermediates == "#") return std::string_view("34568").find(final_byte) != std::string_view::npos;
+  // G0-G3 designations: ( ) * + name a 94-character set, - . / a 96-character set, by the final byte and an
+  // optional second intermediate ("ESC ( % 5").
+  return intermediates.size() <= 2 && std::string_view("()*+-./").find(intermediates[0]) != std::string_view::npos;
+}
+
+// Whether one of the parameters (separated by ';' or ':') has the value `mode`. A value too large for every
+// terminal to read the same way (some clamp, some might wrap) counts as a match.
+bool has_parameter(std::string_view params, uint32_t mode) {
+  uint32_t value = 0;
+  for (size_t i = 0; i <= params.size(); ++i) {
+    if (i == params.size() || params[i] == ';' || params[i] == ':') {
+      if (value == mode || value > 0xffff) return true;
+      value = 0;
+    } else if (params[i] >= '0' && params[i] <= '9') {
+      if (value <= 0xffff) value = value * 10 + static_cast<uint32_t>(params[i] - '0');
+    }
+  }
+  return false;
+}
+
+// `sequence` is a complete CSI in 7-bit form: ESC [, parameters, intermediates, final byte.
+bool csi_allowed(std::string_view sequence) {
+  const char final_byte = sequence.back();
+  const std::string_view body = sequence.substr(2, sequence.size() - 3);
+  const auto split = std::find_if(body.begin(), body.end(), [](char c) { return is_intermediate(c); });
+  const std::string_view params(body.begin(), split);
+  const std::string_view intermediates(split, body.end());
+  switch (final_byte) {
+    case 't':  // window operations, including the title reports
+      return false;
+    case 'i':  // MC (media copy): to a printer
+      return !intermediates.empty();
+    case 'y':  // DECRQCRA: the checksum of a screen area
+      return intermediates.find('*') == std::string_view::npos;
+    case 'l':  // DECRST of mode 2 (DECANM): VT52 mode
+      return !(intermediates.empty() && params.starts_with('?') && has_parameter(params.substr(1), 2));
+    default:
+      return true;
+  }
+}
+
+// The number of an OSC, exactly as written before its ';' (or its terminator).
+bool osc_number_allowed(std::string_view number) {
+  static constexpr std::string_view kAllowed[] = {
+      "0",   "1",   "2",                                        // icon name and window title
+      "4",   "10",  "11",  "12",  "17",  "19",                  // colours: palette, fg, bg, cursor, highlight
+      "104", "110", "111", "112", "117", "119",                 // their resets
+      "7",                                                      // working directory
+      "8",                                                      // hyperlink
+      "133",                                                    // shell integration marks
+  };
+  return std::find(std::begin(kAllowed), std::end(kAllowed), number) != std::end(kAllowed);
+}
+
+}  // namespace
+
+std::string TerminalOutputFilter::feed(std::string_view chunk) {
+  out_.reserve(chunk.size());
+  for (size_t i = 0; i < chunk.size();) {
+    if (state_ == State::kGround && utf8_needed_ == 0) {
+      // A run of printable ASCII, the common case, is forwarded as it is, without a step per byte.
+      size_t end = i;
+      while (end < chunk.size() && static_cast<unsigned char>(chunk[end] - 0x20) < 0x5f) ++end;
+      if (end > i) {
+        out_.append(chunk.substr(i, end - i));
+        i = end;
+        continue;
+      }
+    }
+    take_byte(static_cast<unsigned char>(chunk[i++]));
+  }
+  return std::exchange(out_, {});
+}
+
+std::string TerminalOutputFilter::finish() {
+  if (utf8_needed_ > 0) {
+    utf8_needed_ = utf8_length_ = 0;
+    utf8_low_ = 0x80;
+    utf8_high_ = 0xbf;
+    step({Unit::Kind::kInvalid});
+  }
+  to_ground();
+  std::string().swap(sequence_);
+  return std::exchange(out_, {});
+}
+
+// UTF-8 decoding, in the byte ranges of Unicode's table 3-7 (no overlong forms, surrogates or code points above
+// U+10FFFF). A byte that cannot continue the current character ends it as invalid and is then read afresh.
+void TerminalOutputFilter::take_byte(unsigned char byte) {
+  if (utf8_needed_ > 0) {
+    if (byte >= utf8_low_ && byte <= utf8_high_) {
+      utf8_[utf8_length_++] = byte;
+      utf8_low_ = 0x80;
+      utf8_high_ = 0xbf;
+      if (--utf8_needed_ > 0) return;
+      const size_t length = std::exchange(utf8_length_, 0);
+      char32_t cp = utf8_[0] & (0xff >> (length + 1));
+      for (size_t i = 1; i < length; ++i) cp = (cp << 6) | (utf8_[i] & 0x3f);
+      if (cp < 0xa0) {
+        step({Unit::Kind::kC1, static_cast<unsigned char>(cp)});  // U+0080..U+009F, from C2 80..C2 9F
+      } else {
+        step({Unit::Kind::kText, 0, std::string_view(reinterpret_cast<const char*>(utf8_), length)});
+      }
+      return;
+    }
+    utf8_needed_ = utf8_length_ = 0;
+    utf8_low_ = 0x80;
+    utf8_high_ = 0xbf;
+    step({Unit::Kind::kInvalid});
+  }
+  if (byte < 0x80) {
+    step({Unit::Kind::kAscii, byte});
+    return;
+  }
+  if (byte < 0xa0) {
+    step({Unit::Kind::kC1, byte});  // a raw C1 control: the terminal may read it as one
+    return;
+  }
+  if (byte < 0xc2 || byte > 0xf4) {
+    step({Unit::Kind::kInvalid});  // a stray continuation byte, an overlong lead (C0, C1) or F5..FF
+    return;
+  }
+  utf8_[0] = byte;
+  utf8_length_ = 1;
+  if (byte < 0xe0) {
+    utf8_needed_ = 1;
+  } else if (byte < 0xf0) {
+    utf8_needed_ = 2;
+    if (byte == 0xe0) utf8_low_ = 0xa0;   // overlong below U+0800
+    if (byte == 0xed) utf8_high_ = 0x9f;  // surrogates
+  } else {
+    utf8_needed_ = 3;
+    if (byte == 0xf0) utf8_low_ = 0x90;   // overlong below U+10000
+    if (byte == 0xf4) utf8_high_ = 0x8f;  // above U+10FFFF
+  }
+}
+
+void TerminalOutputFilter::step(const Unit& unit) {
+  switch (state_) {
+    case State::kGround:
+      ground(unit);
+      return;
+    case State::kEscape:
+    case State::kEscapeIntermediate:
+      escape(unit);
+      return;
+    case State::kCsi:
+      csi(unit);
+      return;
+    case State::kString:
+      control_string(unit);
+      return;
+    case State::kStringEscape:
+      control_string_escape(unit);
+      return;
+  }
+}
+
+void TerminalOutputFilter::ground(const Unit& unit) {
+  switch (unit.kind) {
+    case Unit::Kind::kAscii:
+      if (unit.code == kEsc) {
+        start_escape();
+      } else if ((unit.code >= 0x20 && unit.code != kDel) || c0_passes(unit.code)) {
+        out_.push_back(static_cast<char>(unit.code));
+      }
+      return;  // the other C0 controls and DEL are dropped
+    case Unit::Kind::kC1:
+      switch (unit.code) {
+        case kC1Csi:
+          start_csi();
+          return;
+        case kC1Osc:
+          start_osc();
+          return;
+        case kC1Dcs:
+        case kC1Sos:
+        case kC1Pm:
+        case kC1Apc:
+          start_ignored_string();
+          return;
+        default:
+          return;  // the other C1 controls, and a stray ST, are dropped
+      }
+    case Unit::Kind::kText:
+      out_.append(unit.text);
+      return;
+    case Unit::Kind::kInvalid:
+      out_.append(kReplacement);
+      return;
+  }
+}
+
+bool TerminalOutputFilter::sequence_control(unsigned char code) {
+  if (code == kEsc) {
+    start_escape();  // abandons the sequence so far, as in a terminal
+  } else if (code == kCan || code == kSub) {
+    to_ground();
+  } else if (code == kDel) {
+    // ignored inside a sequence, as in a terminal
+  } else if (code < 0x20) {
+    if (c0_passes(code)) out_.push_back(static_cast<char>(code));  // executed now; the sequence goes on
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void TerminalOutputFilter::escape(const Unit& unit) {
+  if (unit.kind != Unit::Kind::kAscii) {  // C1, text or invalid UTF-8 abandons the sequence and is read afresh
+    to_ground();
+    ground(unit);
+    return;
+  }
+  const unsigned char code = unit.code;
+  if (sequence_control(code)) return;
+  if (is_intermediate(code)) {
+    state_ = State::kEscapeIntermediate;
+    hold_byte(code, kMaxEscapeBytes);
+    return;
+  }
+  if (state_ == State::kEscape) {
+    switch (code) {
+      case '[':
+        start_csi();
+        return;
+      case ']':
+        start_osc();
+        return;
+      case 'P':  // DCS
+      case 'X':  // SOS
+      case '^':  // PM
+      case '_':  // APC
+        start_ignored_string();
+        return;
+      default:
+        break;
+    }
+  }
+  // A final byte, 0x30-0x7e. ESC \ on its own (a stray ST) is dropped here like any other unknown sequence.
+  if (!dropped_) {
+    sequence_.push_back(static_cast<char>(code));
+    if (escape_allowed(sequence_)) out_ += sequence_;
+  }
+  to_ground();
+}
+
+void TerminalOutputFilter::csi(const Unit& unit) {
+  if (unit.kind != Unit::Kind::kAscii) {
+    to_ground();
+    ground(unit);
+    return;
+  }
+  const unsigned char code = unit.code;
+  if (sequence_control(code)) return;
+  if (code >= 0x40) {  // the final byte, 0x40-0x7e
+    if (!dropped_) {
+      sequence_.push_back(static_cast<char>(code));
+      if (csi_allowed(sequence_)) out_ += sequence_;
+    }
+    to_ground();
+    return;
+  }
+  // 0x20-0x3f. Out of order (a parameter after an intermediate, a private marker < = > ? after the first
+  // parameter byte), the sequence is read to its final byte and dropped, as the DEC parser's "CSI ignore" does.
+  if (!dropped_ && code >= 0x30) {
+    const bool after_intermediate = is_intermediate(static_cast<unsigned char>(sequence_.back()));
+    const bool late_marker = code >= 0x3c && sequence_.size() > 2;
+    if (after_intermediate || late_marker) {
+      drop();
+      return;
+    }
+  }
+  hold_byte(code, kMaxCsiBytes - 1);  // leaves room for the final byte
+}
+
+void TerminalOutputFilter::control_string(const Unit& unit) {
+  switch (unit.kind) {
+    case Unit::Kind::kAscii: {
+      const unsigned char code = unit.code;
+      if (code == kEsc) {
+        state_ = State::kStringEscape;
+      } else if (code == kCan || code == kSub) {
+        to_ground();
+      } else if (code == kBel && osc_) {
+        end_string(kBelText);
+      } else if (code < 0x20 || code == kDel) {
+        drop();  // no controls in a forwarded payload; an ignored string skips them
+      } else if (osc_payload_) {
+        hold_byte(code, kMaxOscBytes);
+      } else if (osc_ && !dropped_) {  // the OSC's number
+        const size_t digits = sequence_.size() - 2;
+        if (code == ';' && osc_number_allowed(std::string_view(sequence_).substr(2))) {
+          osc_payload_ = true;
+          hold_byte(code, kMaxOscBytes);
+        } else if (code >= '0' && code <= '9' && digits < kMaxOscNumberDigits) {
+          hold_byte(code, kMaxOscBytes);
+        } else {
+          drop();
+        }
+      }
+      return;
+    }
+    case Unit::Kind::kC1:
+      if (unit.code == kC1St) {
+        end_string(kSt);
+      } else {  // another C1 control abandons the string and is read afresh
+        to_ground();
+        ground(unit);
+      }
+      return;
+    case Unit::Kind::kText:
+      if (osc_payload_) {
+        hold(unit.text, kMaxOscBytes);
+      } else {
+        drop();
+      }
+      return;
+    case Unit::Kind::kInvalid:
+      drop();
+      return;
+  }
+}
+
+void TerminalOutputFilter::control_string_escape(const Unit& unit) {
+  if (unit.kind == Unit::Kind::kAscii && unit.code == '\\') {
+    end_string(kSt);
+    return;
+  }
+  // Not ST: the string is abandoned (dropped) and its ESC begins a new sequence.
+  to_ground();
+  start_escape();
+  escape(unit);
+}
+
+void TerminalOutputFilter::start_escape() {
+  to_ground();
+  state_ = State::kEscape;
+  sequence_.assign("\x1b");
+}
+
+void TerminalOutputFilter::start_csi() {
+  to_ground();
+  state_ = State::kCsi;
+  sequence_.assign("\x1b[");
+}
+
+void TerminalOutputFilter::start_osc() {
+  to_ground();
+  state_ = State::kString;
+  osc_ = true;
+  sequence_.assign("\x1b]");
+}
+
+void TerminalOutputFilter::start_ignored_string() {
+  to_ground();
+  state_ = State::kString;
+  drop();
+}
+
+void TerminalOutputFilter::end_string(std::string_view terminator) {
+  // An OSC ended in its number ("OSC 104 BEL") is forwarded when the number is allowed.
+  const bool forward =
+      osc_ && !dropped_ && (osc_payload_ || osc_number_allowed(std::string_view(sequence_).substr(2)));
+  if (forward) {
+    out_ += sequence_;
+    out_ += terminator;
+  }
+  to_ground();
+}
+
+void TerminalOutputFilter::to_ground() {
+  state_ = State::kGround;
+  dropped_ = false;
+  osc_ = false;
+  osc_payload_ = false;
+  if (sequence_.capacity() > kKeepCapacity) {
+    std::string().swap(sequence_);
+  } else {
+    sequence_.clear();
+  }
+}
+
+void TerminalOutputFilter::hold(std::string_view bytes, size_t limit) {
+  if (dropped_) return;
+  if (sequence_.size() + bytes.size() > limit) {
+    drop();
+    return;
+  }
+  sequence_.append(bytes);
+}
+
+void TerminalOutputFilter::hold_byte(unsigned char byte, size_t limit) {
+  const char c = static_cast<char>(byte);
+  hold(std::string_view(&c, 1), limit);
+}
+
+void TerminalOutputFilter::drop() {
+  dropped_ = true;
+  sequence_.clear();
+}
+
+}  // namespace oishell

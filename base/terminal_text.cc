@@ -1,0 +1,98 @@
+#include "base/terminal_text.h"
+
+#include <cstddef>
+
+namespace oishell {
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+void append_byte_escape(std::string& out, unsigned char byte) {
+  out += "\\x";
+  out.push_back(kHex[byte >> 4]);
+  out.push_back(kHex[byte & 0xf]);
+}
+
+// \u{xxxx}: every code point escaped here is below U+10000, so four digits are enough.
+void append_code_point_escape(std::string& out, char32_t cp) {
+  out += "\\u{";
+  for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(cp >> shift) & 0xf]);
+  out.push_back('}');
+}
+
+// The code points a terminal acts on or that reorder the text around them.
+bool is_control_code_point(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9f)         // C1 controls (CSI, OSC, DCS, ST, ...)
+         || cp == 0x061c                    // ARABIC LETTER MARK
+         || cp == 0x200e || cp == 0x200f    // LEFT-TO-RIGHT MARK, RIGHT-TO-LEFT MARK
+         || (cp >= 0x202a && cp <= 0x202e)  // LRE, RLE, PDF, LRO, RLO
+         || (cp >= 0x2066 && cp <= 0x2069);  // LRI, RLI, FSI, PDI
+}
+
+// The length of the valid, shortest-form UTF-8 sequence at the start of `s` (whose first byte is >= 0x80) and its
+// code point, or 0 when it is not one. The ranges of the second byte are those of Unicode's table 3-7: they rule
+// out overlong forms (E0 80..9F, F0 80..8F), surrogates (ED A0..BF) and code points above U+10FFFF (F4 90..).
+size_t decode_utf8(std::string_view s, char32_t* cp) {
+  const auto lead = static_cast<unsigned char>(s[0]);
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;
+    if (lead == 0xed) high = 0x9f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;
+    if (lead == 0xf4) high = 0x8f;
+  } else {
+    return 0;  // a continuation byte, C0/C1 (overlong two-byte leads) or F5..FF
+  }
+  if (s.size() < length) return 0;
+  char32_t value = lead & (0xff >> (length + 1));
+  for (size_t i = 1; i < length; ++i) {
+    const auto byte = static_cast<unsigned char>(s[i]);
+    if (byte < (i == 1 ? low : 0x80) || byte > (i == 1 ? high : 0xbf)) return 0;
+    value = (value << 6) | (byte & 0x3f);
+  }
+  *cp = value;
+  return length;
+}
+
+}  // namespace
+
+std::string escape_for_terminal(std::string_view text, bool keep_newlines) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      const bool kept = (byte >= 0x20 && byte != 0x7f) || (keep_newlines && (byte == '\n' || byte == '\t'));
+      if (kept) {
+        out.push_back(static_cast<char>(byte));
+      } else {
+        append_byte_escape(out, byte);
+      }
+      ++i;
+      continue;
+    }
+    char32_t cp = 0;
+    const size_t length = decode_utf8(text.substr(i), &cp);
+    if (length == 0) {
+      append_byte_escape(out, byte);  // one byte at a time, so what follows an invalid byte is still read as text
+      ++i;
+    } else {
+      if (is_control_code_point(cp)) {
+        append_code_point_escape(out, cp);
+      } else {
+        out.append(text.substr(i, length));
+      }
+      i += length;
+    }
+  }
+  return out;
+}
+
+}  // namespace oishell
