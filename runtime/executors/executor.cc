@@ -15,6 +15,16 @@ namespace {
 // writing must not keep the loop here, so draining stops after this much.
 constexpr size_t kDrainLimit = 1 << 20;
 
+// How much of the control socket one wake-up reads: a sandbox that writes to it without pause must not keep the
+// loop here (poll reports the rest), and no line is held back for long (the longest takes 17 wake-ups).
+constexpr size_t kControlReadBudget = 1 << 20;
+// When the driver has ended: what is still queued in the socket is at most its buffer, read up to one whole line.
+constexpr size_t kControlExitBudget = kMaxControlLine + (1 << 20);
+// A line that grows past this gets a buffer of kMaxControlLine at once: one allocation, which malloc maps on its
+// own and unmaps when the line is done, instead of a doubling buffer whose steps and copies stay in the heap. Only
+// the pages the line fills are resident. After the line the buffer is given back.
+constexpr size_t kControlKeepCapacity = 1 << 20;
+
 Status set_nonblocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return Status::from_errno(errno, "fcntl(O_NONBLOCK)");
@@ -80,6 +90,8 @@ Status Executor::start() {
   control_ = std::move(ours);
   alive_ = true;
   ready_ = false;
+  control_oversized_ = 0;
+  control_malformed_ = 0;
   if (ever_started_) {
     events_.emit({{"event", "executor_restarted"},
                   {"language", language_.name},
@@ -112,7 +124,7 @@ void Executor::start_next() {
     Block block;
     block.request = std::move(queue_.front());
     queue_.pop_front();
-    block.seq = std::to_string(++seq_);
+    block.seq = ++seq_;
     block.started = Clock::now();
     if (options_.wall_time) block.deadline = block.started + *options_.wall_time;
     block_ = std::move(block);
@@ -122,7 +134,7 @@ void Executor::start_next() {
 
 void Executor::send_block(Block& block) {
   const auto& request = block.request;
-  control_out_ += "X " + block.seq + " " + std::to_string(request.code.size()) + " " +
+  control_out_ += "X " + std::to_string(block.seq) + " " + std::to_string(request.code.size()) + " " +
                   (request.stdin_data ? std::to_string(request.stdin_data->size()) : std::string("-1")) + "\n";
   control_out_ += request.code;
   control_out_.push_back('\0');
@@ -207,7 +219,7 @@ void Executor::on_fd(int fd, short revents) {
     read_stream(fd, "stderr", stderr_carry_, false);
   } else if (control_ && fd == control_.get()) {
     if (revents & POLLOUT) flush_control();
-    if (revents & (POLLIN | POLLHUP | POLLERR)) read_control();
+    if (revents & (POLLIN | POLLHUP | POLLERR)) read_control(kControlReadBudget);
   }
 }
 
@@ -246,74 +258,107 @@ void Executor::drain_streams() {
   if (stderr_) read_stream(stderr_.get(), "stderr", stderr_carry_, true);
 }
 
-void Executor::read_control() {
+// Reads at most `budget` bytes (and the rest of the read in progress) of what the driver sent.
+void Executor::read_control(size_t budget) {
   char buffer[64 * 1024];
-  for (;;) {
-    if (!control_) return;
+  size_t total = 0;
+  while (control_ && total < budget) {
     ssize_t n = ::read(control_.get(), buffer, sizeof buffer);
     if (n > 0) {
-      control_in_.append(buffer, static_cast<size_t>(n));
-      size_t start = 0;
-      for (size_t nl; (nl = control_in_.find('\n', start)) != std::string::npos; start = nl + 1) {
-        handle_control_line(control_in_.substr(start, nl - start));
-      }
-      control_in_.erase(0, start);
+      total += static_cast<size_t>(n);
+      take_control_bytes(std::string_view(buffer, static_cast<size_t>(n)));
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n == 0 || errno != EAGAIN) {
       control_.reset();  // the driver is gone; its exit report says why
-      return;
     } else {
       return;
     }
   }
 }
 
-void Executor::handle_control_line(const std::string& line) {
-  // Driver to supervisor: "R", "L <seq> <line>", "I <seq> <format> <base64>", "D <seq> <status> <code>".
-  if (line == "R") {
+// Splits what arrived into lines. A line is handled straight from `bytes` when it arrived whole, else gathered in
+// control_in_, which never holds more than kMaxControlLine: a longer line is dropped as it streams in.
+void Executor::take_control_bytes(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const size_t nl = bytes.find('\n');
+    const std::string_view part = bytes.substr(0, nl);
+    bytes.remove_prefix(nl == std::string_view::npos ? bytes.size() : nl + 1);
+    if (control_skipping_) {
+      control_skipping_ = nl == std::string_view::npos;  // the oversized line ends at this '\n'
+    } else if (part.size() > kMaxControlLine - control_in_.size()) {
+      std::string().swap(control_in_);
+      control_skipping_ = nl == std::string_view::npos;
+      report_dropped_line(/*oversized=*/true, "");
+    } else if (nl == std::string_view::npos) {
+      append_control(part);
+    } else if (control_in_.empty()) {
+      handle_control_line(part, nullptr);
+    } else {
+      append_control(part);
+      handle_control_line(control_in_, &control_in_);
+      control_in_.clear();
+      if (control_in_.capacity() > kControlKeepCapacity) std::string().swap(control_in_);
+    }
+  }
+}
+
+void Executor::append_control(std::string_view part) {
+  if (control_in_.size() + part.size() > kControlKeepCapacity) control_in_.reserve(kMaxControlLine);
+  control_in_.append(part);
+}
+
+void Executor::report_dropped_line(bool oversized, std::string_view why) {
+  // One report per kind and process: the block's code may be writing to the socket in a loop.
+  if ((oversized ? control_oversized_++ : control_malformed_++) != 0) return;
+  std::string message = "the " + language_.name + " executor sent ";
+  message += oversized ? "a control line longer than 16 MiB" : "a malformed control line (" + std::string(why) + ")";
+  message += "; it was dropped, as will be any other until the executor restarts (code in the sandbox may be "
+             "writing to the executor's control socket)";
+  events_.emit({{"event", "error"},
+                {"message", std::move(message)},
+                {"language", language_.name},
+                {"kind", oversized ? "control_line_oversized" : "control_line_malformed"}});
+}
+
+void Executor::handle_control_line(std::string_view line, std::string* owner) {
+  // Driver to supervisor: "R", "L <seq> <line>", "I <seq> <format> <base64>", "D <seq> <status> <code>", each
+  // parsed strictly. A forged line that parses can only say something about the running block, as its output can.
+  auto parsed = parse_control_line(line);
+  if (!parsed) {
+    report_dropped_line(/*oversized=*/false, parsed.status().message());
+    return;
+  }
+  if (std::holds_alternative<ControlReady>(*parsed)) {
     ready_ = true;
     return;
   }
-  size_t sp1 = line.find(' ');
-  if (sp1 == std::string::npos || !block_) return;
-  size_t sp2 = line.find(' ', sp1 + 1);
-  const std::string seq = line.substr(sp1 + 1, sp2 == std::string::npos ? std::string::npos : sp2 - sp1 - 1);
-  if (seq != block_->seq || sp2 == std::string::npos) return;  // about an earlier block: stale
-  const std::string rest = line.substr(sp2 + 1);
-  switch (line[0]) {
-    case 'L': {
-      int number = std::atoi(rest.c_str());
-      if (number > 0 && number != block_->last_line) {
-        block_->last_line = number;
-        events_.emit({{"event", "active_line"}, {"id", block_->request.id}, {"line", number}});
-      }
-      return;
+  if (!block_ || control_seq(*parsed) != block_->seq) return;  // about an earlier block (stale) or none
+  if (const auto* active = std::get_if<ControlActiveLine>(&*parsed)) {
+    if (active->line > 0 && active->line != block_->last_line) {
+      block_->last_line = active->line;
+      events_.emit({{"event", "active_line"}, {"id", block_->request.id}, {"line", active->line}});
     }
-    case 'I': {
-      size_t sp = rest.find(' ');
-      if (sp == std::string::npos) return;
-      events_.emit({{"event", "image"}, {"id", block_->request.id}, {"format", rest.substr(0, sp)},
-                    {"data", rest.substr(sp + 1)}});
-      return;
+  } else if (const auto* image = std::get_if<ControlImage>(&*parsed)) {
+    nlohmann::json event = {{"event", "image"}, {"id", block_->request.id}, {"format", std::string(image->format)}};
+    if (owner) {  // the line's buffer becomes the event's data: an image of megabytes is not copied
+      owner->erase(0, static_cast<size_t>(image->base64.data() - owner->data()));
+      event["data"] = std::move(*owner);
+    } else {
+      event["data"] = std::string(image->base64);
     }
-    case 'D': {
-      size_t sp = rest.find(' ');
-      std::string status = rest.substr(0, sp);
-      int code = sp == std::string::npos ? 0 : std::atoi(rest.c_str() + sp + 1);
-      drain_streams();
-      std::string reason;
-      if (block_->stop == Stop::timeout) {
-        status = "timeout";
-        reason = "wall time limit " + std::to_string(options_.wall_time ? options_.wall_time->count() : 0) + " ms";
-      } else if (block_->stop == Stop::interrupt && status != "ok") {
-        status = "interrupted";
-      }
-      finish(status, code, reason);
-      return;
+    events_.emit(event);
+  } else if (const auto* done = std::get_if<ControlDone>(&*parsed)) {
+    std::string status(done->status);
+    drain_streams();
+    std::string reason;
+    if (block_->stop == Stop::timeout) {
+      status = "timeout";
+      reason = "wall time limit " + std::to_string(options_.wall_time ? options_.wall_time->count() : 0) + " ms";
+    } else if (block_->stop == Stop::interrupt && status != "ok") {
+      status = "interrupted";
     }
-    default:
-      return;
+    finish(status, done->code, reason);
   }
 }
 
@@ -346,7 +391,8 @@ void Executor::close_process() {
   stdout_.reset();
   stderr_.reset();
   control_.reset();
-  control_in_.clear();
+  std::string().swap(control_in_);
+  control_skipping_ = false;
   control_out_.clear();
   emit_output("stdout", stdout_carry_.flush());
   emit_output("stderr", stderr_carry_.flush());
@@ -355,7 +401,7 @@ void Executor::close_process() {
 bool Executor::on_exit(const ExitInfo& exit) {
   if (!alive_ || exit.id != process_id_) return false;
   drain_streams();
-  read_control();  // a `done` the driver sent just before it ended counts
+  read_control(kControlExitBudget);  // a `done` the driver sent just before it ended counts
   const bool was_ready = ready_;
   close_process();
   const bool reset_requested = restart_reason_ == "reset";

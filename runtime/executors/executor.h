@@ -12,6 +12,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/events.h"
@@ -65,7 +66,7 @@ class Executor {
   enum class Stop { none, interrupt, timeout, reset, shutdown };
   struct Block {
     ExecRequest request;
-    std::string seq;
+    uint64_t seq = 0;
     Clock::time_point started;
     std::optional<Clock::time_point> deadline;
     Stop stop = Stop::none;
@@ -79,8 +80,12 @@ class Executor {
   void stop_block(Stop why);
   void read_stream(int fd, const char* stream, Utf8Carry& carry, bool drain);
   void drain_streams();
-  void read_control();
-  void handle_control_line(const std::string& line);
+  void read_control(size_t budget);
+  void take_control_bytes(std::string_view bytes);
+  void append_control(std::string_view part);
+  // `owner`, when not null, holds `line` and may be taken (an image's data is moved into its event).
+  void handle_control_line(std::string_view line, std::string* owner);
+  void report_dropped_line(bool oversized, std::string_view why);
   void finish(const std::string& status, int exit_code, const std::string& reason);
   void flush_control();
   void close_process();
@@ -100,7 +105,13 @@ class Executor {
   UniqueFd stdout_;
   UniqueFd stderr_;
   UniqueFd control_;
+  // The control line being received: at most kMaxControlLine bytes. While `control_skipping_`, the rest of a line
+  // that grew over the bound is thrown away up to its '\n'.
   std::string control_in_;
+  bool control_skipping_ = false;
+  // Lines dropped since this process started (oversized, malformed); the first of each kind is reported.
+  uint64_t control_oversized_ = 0;
+  uint64_t control_malformed_ = 0;
   std::string control_out_;
   Utf8Carry stdout_carry_;
   Utf8Carry stderr_carry_;

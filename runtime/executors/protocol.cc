@@ -1,5 +1,8 @@
 #include "runtime/executors/protocol.h"
 
+#include <array>
+#include <limits>
+
 namespace oishell::executors {
 namespace {
 
@@ -23,7 +26,161 @@ Result<std::string> id_field(const json& request, const char* op) {
   return id;
 }
 
+// Splits `line` into exactly N fields separated by single spaces; nullopt for any other shape (an empty field, a
+// leading, trailing or doubled space, too few or too many fields).
+template <size_t N>
+std::optional<std::array<std::string_view, N>> split_fields(std::string_view line) {
+  std::array<std::string_view, N> fields;
+  for (size_t i = 0; i < N; ++i) {
+    size_t sp = i + 1 < N ? line.find(' ') : std::string_view::npos;
+    if (i + 1 < N && sp == std::string_view::npos) return std::nullopt;
+    fields[i] = line.substr(0, sp);
+    if (fields[i].empty()) return std::nullopt;
+    line.remove_prefix(i + 1 < N ? sp + 1 : line.size());
+  }
+  if (fields[N - 1].find(' ') != std::string_view::npos) return std::nullopt;
+  return fields;
+}
+
+// Canonical unsigned decimal: digits only, no leading zero (but "0"), at most `max`.
+std::optional<uint64_t> parse_decimal(std::string_view text, uint64_t max) {
+  if (text.empty() || text.size() > 20 || (text.size() > 1 && text[0] == '0')) return std::nullopt;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (value > (max - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+// Canonical signed decimal in the 32-bit range: an optional '-' (never "-0"), then parse_decimal.
+std::optional<int> parse_int32(std::string_view text) {
+  const bool negative = !text.empty() && text[0] == '-';
+  if (negative) text.remove_prefix(1);
+  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int>::max());
+  auto magnitude = parse_decimal(text, negative ? kMax + 1 : kMax);
+  if (!magnitude || (negative && *magnitude == 0)) return std::nullopt;
+  return static_cast<int>(negative ? -static_cast<int64_t>(*magnitude) : static_cast<int64_t>(*magnitude));
+}
+
+// The value of each base64 character, -1 for the other bytes (a table: an image line is megabytes long).
+constexpr std::array<int8_t, 256> kBase64Values = [] {
+  std::array<int8_t, 256> values{};
+  values.fill(-1);
+  constexpr std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (size_t i = 0; i < alphabet.size(); ++i) values[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+  return values;
+}();
+
+int base64_value(char c) { return kBase64Values[static_cast<unsigned char>(c)]; }
+
+// Strict base64 (RFC 4648 section 4, what Python's base64.b64encode writes): whole quartets, the standard
+// alphabet, '=' only as the last one or two characters, and zero bits after the last byte (so each byte string
+// has exactly one encoding). Returns the decoded size.
+std::optional<size_t> strict_base64_size(std::string_view text) {
+  if (text.empty() || text.size() % 4 != 0) return std::nullopt;
+  const size_t pad = text.ends_with("==") ? 2 : text.ends_with('=') ? 1 : 0;
+  int8_t any_invalid = 0;  // no branch per character: image lines are megabytes long
+  for (size_t i = 0; i < text.size() - pad; ++i) any_invalid |= kBase64Values[static_cast<unsigned char>(text[i])];
+  if (any_invalid < 0) return std::nullopt;
+  const int last = base64_value(text[text.size() - pad - 1]);
+  if ((pad == 2 && (last & 0x0F) != 0) || (pad == 1 && (last & 0x03) != 0)) return std::nullopt;
+  return text.size() / 4 * 3 - pad;
+}
+
+// Decodes the first bytes of strict base64 text (at most 3 * 4 = 12 bytes are asked for).
+std::string base64_prefix(std::string_view text, size_t bytes) {
+  std::string out;
+  for (size_t i = 0; i + 4 <= text.size() && out.size() < bytes; i += 4) {
+    uint32_t quartet = 0;
+    int chars = 0;
+    for (size_t j = 0; j < 4; ++j) {
+      int v = base64_value(text[i + j]);
+      if (v < 0) break;
+      quartet |= static_cast<uint32_t>(v) << (18 - 6 * j);
+      ++chars;
+    }
+    for (int k = 0; k < chars - 1; ++k) out.push_back(static_cast<char>((quartet >> (16 - 8 * k)) & 0xFF));
+  }
+  return out.substr(0, bytes);
+}
+
+struct ImageFormat {
+  std::string_view name;
+  std::string_view signature;
+};
+// What the drivers send (python: png) and the other common raster format; anything else is refused, so a client
+// never gets a format it would render as markup (svg, html).
+constexpr std::array<ImageFormat, 2> kImageFormats = {{
+    {"png", std::string_view("\x89PNG\r\n\x1a\n", 8)},
+    {"jpeg", std::string_view("\xFF\xD8\xFF", 3)},
+}};
+constexpr std::array<std::string_view, 3> kDoneStatuses = {"ok", "error", "interrupted"};
+// A seq is the supervisor's block counter; nothing runs 2^53 blocks, and the bound keeps it exact in JSON.
+constexpr uint64_t kMaxSeq = (uint64_t{1} << 53) - 1;
+
+Result<ControlMessage> parse_image(std::string_view line) {
+  auto fields = split_fields<4>(line);
+  if (!fields) return Status::error("I: not `I <seq> <format> <base64>`");
+  auto seq = parse_decimal((*fields)[1], kMaxSeq);
+  if (!seq) return Status::error("I: seq is not a decimal number in range");
+  const ImageFormat* format = nullptr;
+  for (const auto& f : kImageFormats) {
+    if (f.name == (*fields)[2]) format = &f;
+  }
+  if (!format) return Status::error("I: format is not png or jpeg");
+  const std::string_view data = (*fields)[3];
+  auto size = strict_base64_size(data);
+  if (!size) return Status::error("I: data is not strict base64");
+  if (*size > kMaxImageBytes) return Status::error("I: image larger than 12 MiB");
+  if (!base64_prefix(data, format->signature.size()).starts_with(format->signature))
+    return Status::error("I: data does not start with the format's signature");
+  return ControlMessage(ControlImage{*seq, format->name, data});
+}
+
 }  // namespace
+
+Result<ControlMessage> parse_control_line(std::string_view line) {
+  if (line == "R") return ControlMessage(ControlReady{});
+  switch (line.empty() || (line.size() > 1 && line[1] != ' ') ? '\0' : line[0]) {
+    case 'L': {
+      auto fields = split_fields<3>(line);
+      if (!fields) return Status::error("L: not `L <seq> <line>`");
+      auto seq = parse_decimal((*fields)[1], kMaxSeq);
+      if (!seq) return Status::error("L: seq is not a decimal number in range");
+      auto number = parse_decimal((*fields)[2], static_cast<uint64_t>(std::numeric_limits<int>::max()));
+      if (!number) return Status::error("L: line is not a decimal number in range");
+      return ControlMessage(ControlActiveLine{*seq, static_cast<int>(*number)});
+    }
+    case 'I':
+      return parse_image(line);
+    case 'D': {
+      auto fields = split_fields<4>(line);
+      if (!fields) return Status::error("D: not `D <seq> <status> <code>`");
+      auto seq = parse_decimal((*fields)[1], kMaxSeq);
+      if (!seq) return Status::error("D: seq is not a decimal number in range");
+      std::string_view status;
+      for (auto s : kDoneStatuses) {
+        if (s == (*fields)[2]) status = s;
+      }
+      if (status.empty()) return Status::error("D: status is not ok, error or interrupted");
+      auto code = parse_int32((*fields)[3]);
+      if (!code) return Status::error("D: code is not a decimal integer in the 32-bit range");
+      return ControlMessage(ControlDone{*seq, status, *code});
+    }
+    default:
+      return Status::error("not one of the R, L, I, D lines");
+  }
+}
+
+uint64_t control_seq(const ControlMessage& message) {
+  if (const auto* line = std::get_if<ControlActiveLine>(&message)) return line->seq;
+  if (const auto* image = std::get_if<ControlImage>(&message)) return image->seq;
+  if (const auto* done = std::get_if<ControlDone>(&message)) return done->seq;
+  return 0;
+}
 
 Result<Request> parse_request(std::string_view line) {
   json request = json::parse(line, nullptr, /*allow_exceptions=*/false);

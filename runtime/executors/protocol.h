@@ -1,6 +1,7 @@
 #pragma once
 // The supervisor protocol (docs/protocol.md): JSON lines, requests with an "op" in, events with an "event" out.
 // Pure parsing and building; no I/O.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -71,5 +72,43 @@ class Utf8Carry {
 
 // One JSON line (with '\n'), invalid UTF-8 replaced; never throws.
 std::string to_line(const nlohmann::json& event);
+
+// The executor control channel, driver → supervisor (docs/protocol.md, "Executor control channel"). The driver
+// shares its process with the block's code, which can find the socket and write to it, so every line is parsed
+// strictly and the supervisor keeps no more of it than kMaxControlLine.
+
+// The largest image (decoded) an `I` line may carry. The longest line a driver sends is an `I` line: a base64 PNG of
+// a matplotlib figure, tens of KiB at the default size and a few MiB for a large, dense figure at a high dpi.
+// 12 MiB is more than that, and more than the image inputs of the models a client passes images on to accept.
+inline constexpr size_t kMaxImageBytes = 12u << 20;
+// The longest control line the supervisor keeps, without its '\n': the base64 of the largest image (16 MiB) and
+// room for the `I <seq> <format> ` before it. Longer lines are dropped as they stream in.
+inline constexpr size_t kMaxControlLine = kMaxImageBytes / 3 * 4 + 64;
+
+struct ControlReady {};                 // "R"
+struct ControlActiveLine {              // "L <seq> <line>"; line 0 is well formed and never reported
+  uint64_t seq = 0;
+  int line = 0;
+};
+struct ControlImage {                   // "I <seq> <png|jpeg> <base64>"
+  uint64_t seq = 0;
+  std::string_view format;              // a static string from the allowlist
+  std::string_view base64;              // into the parsed line: strict base64 of a png or jpeg, <= kMaxImageBytes
+};
+struct ControlDone {                    // "D <seq> <ok|error|interrupted> <code>"
+  uint64_t seq = 0;
+  std::string_view status;              // a static string from the allowlist
+  int code = 0;                         // a 32-bit integer
+};
+using ControlMessage = std::variant<ControlReady, ControlActiveLine, ControlImage, ControlDone>;
+
+// Parses one control line (without '\n'). Strict: exactly the fields and single spaces the drivers send, seq and
+// numbers in canonical decimal (no sign, no leading zero, in range), a status and an image format from the
+// allowlists, base64 with the standard alphabet, padding and zero trailing bits, whose first bytes are the
+// format's signature. The error names the rule that failed in fixed words; it never quotes the line.
+Result<ControlMessage> parse_control_line(std::string_view line);
+
+// The seq a message is about (0 for "R", which is about none).
+uint64_t control_seq(const ControlMessage& message);
 
 }  // namespace oishell::executors

@@ -27,6 +27,8 @@ class SupervisorClient {
   explicit SupervisorClient(std::vector<std::string> args);
   ~SupervisorClient();
   bool started() const { return pid_ > 0; }
+  // The `oishell supervise` process (-1 once it was collected).
+  pid_t pid() const { return pid_; }
 
   void send(const nlohmann::json& request);
   void send_raw(const std::string& line);

@@ -5,6 +5,7 @@
 # programs it starts never see it; stdout and stderr are the block's own, so nothing user code prints can end a
 # block. Imports are kept to built-in modules: start-up time is part of every new session.
 import _ast
+import _thread
 import builtins
 import fcntl
 import os
@@ -18,16 +19,28 @@ os.close(3)
 _sources = {}      # filename -> source, for tracebacks (linecache is imported lazily: it costs 12 ms)
 _state = {"seq": "", "line": 0, "sent": 0.0, "in_user": False}
 LINE_INTERVAL = 0.005  # seconds between two active_line reports while lines change quickly
+MAX_IMAGE_BYTES = 12 << 20  # the largest image the supervisor takes (kMaxImageBytes, runtime/executors/protocol.h)
+
+
+def _new_send_lock():
+    """Threads a block starts report lines too: their lines must not interleave with an image line."""
+    global _send_lock
+    _send_lock = _thread.allocate_lock()
+
+
+_new_send_lock()
+os.register_at_fork(after_in_child=_new_send_lock)  # a fork by another thread must not leave it held
 
 
 def send(line):
     data = line.encode("utf-8", "replace")
-    while data:
-        try:
-            n = os.write(CTL, data)
-        except InterruptedError:
-            continue
-        data = data[n:]
+    with _send_lock:
+        while data:
+            try:
+                n = os.write(CTL, data)
+            except InterruptedError:
+                continue
+            data = data[n:]
 
 
 def on_line(n):
@@ -125,6 +138,10 @@ def _emit_figures():
         for num in plt.get_fignums():
             buf = io.BytesIO()
             plt.figure(num).savefig(buf, format="png", bbox_inches="tight")
+            if buf.tell() > MAX_IMAGE_BYTES:  # the supervisor would drop the line (docs/protocol.md): say so here
+                sys.stderr.write("oishell: figure %d not shown: its PNG is %.1f MiB, more than %d MiB\n"
+                                 % (num, buf.tell() / 2**20, MAX_IMAGE_BYTES >> 20))
+                continue
             send("I %s png %s\n" % (_state["seq"], base64.b64encode(buf.getvalue()).decode("ascii")))
         plt.close("all")
     except Exception as exc:  # a figure that cannot be drawn is the user's error, shown like one
@@ -226,7 +243,9 @@ def run_block(seq, source, stdin_data, namespace):
             if value is None or value == 0:
                 status, code = "ok", 0
             else:
-                status, code = "error", value if isinstance(value, int) else 1
+                # The supervisor takes a 32-bit code (docs/protocol.md); sys.exit(2**40) is reported as 1.
+                in_range = isinstance(value, int) and -2**31 <= value < 2**31
+                status, code = "error", int(value) if in_range else 1
                 if not isinstance(value, int):
                     sys.stderr.write("%s\n" % (value,))
         except BaseException as exc:
