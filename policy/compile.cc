@@ -95,7 +95,7 @@ const std::vector<std::string>& default_deny_sets() {
   static const std::vector<std::string> kSets = {
       "mount_and_pivot", "namespaces", "kernel_modules", "kexec",   "keyring",
       "bpf_and_perf",    "tracing",    "userfaultfd",    "io_uring", "handles",
-      "terminal_injection", "sockets", "clock_and_admin"};
+      "terminal_injection", "sockets", "clock_and_admin", "setid_files", "personality"};
   return kSets;
 }
 

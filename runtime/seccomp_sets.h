@@ -34,7 +34,8 @@ struct DenySet {
 };
 
 // Every set, in a stable order: mount_and_pivot, namespaces, kernel_modules, kexec, keyring, bpf_and_perf, tracing,
-// userfaultfd, io_uring, handles, terminal_injection, sockets, clock_and_admin, strict_extras.
+// userfaultfd, io_uring, handles, terminal_injection, sockets, clock_and_admin, setid_files, personality,
+// strict_extras.
 const std::vector<DenySet>& all();
 
 // nullptr when no set has that name.
@@ -42,5 +43,21 @@ const DenySet* find(std::string_view name);
 
 // The sets the `default` seccomp level uses (every set but strict_extras); `strict` adds strict_extras.
 std::vector<std::string_view> default_set_names();
+
+// An aligned power-of-two block of 32-bit values: v is in it when (v & mask) == value. One masked_eq check on the
+// low 32 bits of an argument, which is how a range ("protocol 18 to 255") becomes a few filter rules.
+struct Block {
+  uint32_t mask = 0;
+  uint32_t value = 0;
+  bool operator==(const Block&) const = default;
+};
+
+// The fewest aligned blocks that together hold exactly [lo, hi], in ascending order (none when lo > hi; at most 62).
+// Pure.
+std::vector<Block> aligned_blocks(uint32_t lo, uint32_t hi);
+
+// The fewest aligned blocks, gap by gap, that hold every value of [lo, hi] except those in `allowed` (in any order;
+// values outside [lo, hi] are ignored). Pure.
+std::vector<Block> blocks_except(uint32_t lo, uint32_t hi, std::vector<uint32_t> allowed);
 
 }  // namespace oishell::seccomp_sets

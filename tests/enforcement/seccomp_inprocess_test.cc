@@ -10,6 +10,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -17,6 +18,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "harness.h"
 #include "runtime/seccomp.h"
 #include "runtime/seccomp_sets.h"
 #include "seal_child.h"
@@ -158,6 +162,87 @@ TEST(SeccompInProcess, DefaultSetsDenyWithTheirErrnoAndAllowNeighbours) {
   for (const auto& e : events) EXPECT_NE(e.value("syscall", ""), "clone3") << "clone3 is answered by the filter";
 }
 
+// The sets that close kernel surface and set-id files: setid_files, personality, and the socketpair, IP protocol
+// and TIOCSETD rules of sockets and terminal_injection. Each beside its allowed neighbour.
+TEST(SeccompInProcess, SetIdPersonalityAndKernelSurface) {
+  SeccompSpec spec = default_spec();
+  TempDir dir;
+  const std::string file = dir.write("file", "x");
+  ASSERT_EQ(0, ::chmod(file.c_str(), 0644));
+  const std::string created = dir.path() + "/created";
+  CollectingSink sink;
+  ChildReport r = run_in_child(
+      [&](const Child& c) {
+        if (!seal(c, spec)) return 1;
+        // Without the filter every set-id call succeeds on the caller's own file.
+        c.result("chmod_4755", sys(SYS_chmod, reinterpret_cast<long>(file.c_str()), 04755));
+        c.result("chmod_2755_hi", sys(SYS_chmod, reinterpret_cast<long>(file.c_str()), (1L << 32) | 02755));
+        c.result("fchmodat_6755", sys(SYS_fchmodat, AT_FDCWD, reinterpret_cast<long>(file.c_str()), 06755));
+        c.result("chmod_0755", sys(SYS_chmod, reinterpret_cast<long>(file.c_str()), 0755));
+        c.result("chmod_1777", sys(SYS_chmod, reinterpret_cast<long>(file.c_str()), 01777));
+        c.result("openat_creat_4755", sys(SYS_openat, AT_FDCWD, reinterpret_cast<long>(created.c_str()),
+                                          O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 04755));
+        c.result("openat_creat_0755", sys(SYS_openat, AT_FDCWD, reinterpret_cast<long>(created.c_str()),
+                                          O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755));
+        // No O_CREAT: the mode is never used, whatever the register holds.
+        c.result("openat_read_6777", sys(SYS_openat, AT_FDCWD, reinterpret_cast<long>(file.c_str()),
+                                         O_RDONLY | O_CLOEXEC, 06777));
+        c.result("openat2", sys(SYS_openat2, AT_FDCWD, reinterpret_cast<long>(file.c_str()), 0, 0));
+        // socketpair: EOPNOTSUPP without the filter for AF_INET.
+        int pair[2];
+        c.result("socketpair_inet", ::socketpair(AF_INET, SOCK_STREAM, 0, pair));
+        c.result("socketpair_unix", ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair));
+        c.result("inet_sctp", ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_SCTP));
+        c.result("inet_tcp_hi", sys(SYS_socket, AF_INET, SOCK_STREAM, (1L << 32) | IPPROTO_TCP));
+        c.result("inet_tcp", ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP));
+        c.result("inet6_udp", ::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP));
+        int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        int slave = -1;
+        if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0 ||
+            (slave = ::open(::ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+          c.report("pty", "setup failed: " + errno_result(-1));
+          return 1;
+        }
+        int ldisc = 0;  // N_TTY: loads nothing; without the filter TIOCSETD works
+        c.result("tiocsetd", ::ioctl(slave, TIOCSETD, &ldisc));
+        c.result("tiocgetd", ::ioctl(slave, TIOCGETD, &ldisc));
+        // personality: without the filter each of these works.
+        c.result("personality_no_random", sys(SYS_personality, ADDR_NO_RANDOMIZE));
+        c.result("personality_no_random_hi", sys(SYS_personality, (1L << 32) | ADDR_NO_RANDOMIZE));
+        c.result("personality_read_exec", sys(SYS_personality, READ_IMPLIES_EXEC));
+        c.result("personality_query", sys(SYS_personality, 0xffffffffL));
+        c.result("personality_linux", sys(SYS_personality, PER_LINUX));
+        return 0;
+      },
+      &spec, &sink);
+  ASSERT_EQ(r.at("seal"), "ok") << r.log;
+  EXPECT_EQ(r.status, 0) << r.log;
+  for (const char* k : {"chmod_4755", "chmod_2755_hi", "fchmodat_6755", "openat_creat_4755", "socketpair_inet",
+                        "inet_sctp", "inet_tcp_hi", "tiocsetd", "personality_no_random", "personality_no_random_hi",
+                        "personality_read_exec"}) {
+    EXPECT_EQ(r.at(k), "EPERM") << k << "\n" << r.log;
+  }
+  EXPECT_EQ(r.at("openat2"), "ENOSYS") << r.log;  // its mode is in memory; callers fall back to openat
+  for (const char* k : {"chmod_0755", "chmod_1777", "openat_creat_0755", "openat_read_6777", "socketpair_unix",
+                        "inet_tcp", "inet6_udp", "tiocgetd", "personality_query", "personality_linux"}) {
+    EXPECT_EQ(r.at(k), "ok") << k << "\n" << r.log;
+  }
+  struct stat st;
+  ASSERT_EQ(0, ::stat(file.c_str(), &st));
+  EXPECT_EQ(st.st_mode & 07777, 01777u);
+  ASSERT_EQ(0, ::stat(created.c_str(), &st));
+  EXPECT_EQ(st.st_mode & 07000, 0u);
+  auto events = sink.events();
+  EXPECT_TRUE(has_event(events, "chmod", "setid_files", "EPERM")) << nlohmann::json(events).dump();
+  EXPECT_TRUE(has_event(events, "fchmodat", "setid_files", "EPERM"));
+  EXPECT_TRUE(has_event(events, "openat", "setid_files", "EPERM"));
+  EXPECT_TRUE(has_event(events, "socketpair", "sockets", "EPERM"));
+  EXPECT_TRUE(has_event(events, "socket", "sockets", "EPERM"));
+  EXPECT_TRUE(has_event(events, "ioctl", "terminal_injection", "EPERM"));
+  EXPECT_TRUE(has_event(events, "personality", "personality", "EPERM"));
+  for (const auto& e : events) EXPECT_NE(e.value("syscall", ""), "openat2") << "openat2 is answered by the filter";
+}
+
 TEST(SeccompInProcess, X32SyscallIsKilled) {
   SeccompSpec spec = default_spec();
   ChildReport r = run_in_child(
@@ -209,14 +294,16 @@ TEST(SeccompInProcess, StrictAddsExtrasAndAllowSyscallsRemovesNames) {
   ChildReport r = run_in_child(
       [&](const Child& c) {
         if (!seal(c, strict)) return 1;
-        c.result("personality", sys(SYS_personality, 0xffffffffL));
+        c.result("modify_ldt", sys(SYS_modify_ldt, 0 /* read */, 0, 0));  // without the filter: 0 bytes read
+        c.result("personality", sys(SYS_personality, 0xffffffffL));  // its own set, in both levels: the query works
         c.result("ptrace", sys(SYS_ptrace, 2 /* PTRACE_PEEKDATA */, ::getppid(), 0, 0));
         c.result("mount", ::syscall(SYS_mount, "none", "/nonexistent-oishell", "tmpfs", 0, nullptr));
         return 0;
       },
       &strict);
   ASSERT_EQ(r.at("seal"), "ok") << r.log;
-  EXPECT_EQ(r.at("personality"), "EPERM") << r.log;
+  EXPECT_EQ(r.at("modify_ldt"), "EPERM") << r.log;
+  EXPECT_EQ(r.at("personality"), "ok") << r.log;
   EXPECT_EQ(r.at("ptrace"), "ESRCH") << r.log;  // allowed through: the kernel's own answer (not a tracee)
   EXPECT_EQ(r.at("mount"), "EPERM") << r.log;
 
@@ -224,12 +311,12 @@ TEST(SeccompInProcess, StrictAddsExtrasAndAllowSyscallsRemovesNames) {
   r = run_in_child(
       [&](const Child& c) {
         if (!seal(c, plain)) return 1;
-        c.result("personality", sys(SYS_personality, 0xffffffffL));
+        c.result("modify_ldt", sys(SYS_modify_ldt, 0 /* read */, 0, 0));
         return 0;
       },
       &plain);
   ASSERT_EQ(r.at("seal"), "ok") << r.log;
-  EXPECT_EQ(r.at("personality"), "ok") << r.log;
+  EXPECT_EQ(r.at("modify_ldt"), "ok") << r.log;
 }
 
 TEST(SeccompInProcess, NestedNamespacesAllowedByPolicy) {
@@ -322,6 +409,11 @@ TEST(SeccompSets, EveryNameResolvesAndEveryDefaultSetIsKnown) {
   }
   EXPECT_EQ(seccomp_sets::default_set_names().size() + 1, seccomp_sets::all().size());
   EXPECT_NE(seccomp_sets::find("terminal_injection"), nullptr);
+  auto defaults = seccomp_sets::default_set_names();
+  for (std::string_view name : {"setid_files", "personality"}) {
+    EXPECT_NE(std::find(defaults.begin(), defaults.end(), name), defaults.end()) << name;
+  }
+  EXPECT_EQ(std::find(defaults.begin(), defaults.end(), "strict_extras"), defaults.end());
   EXPECT_EQ(seccomp_sets::find("nope"), nullptr);
 }
 

@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "seccomp_precompile: %s\n", program.status().message().c_str());
         return 1;
       }
+      // The size, for readers of the generated file (the kernel takes at most BPF_MAXINSNS = 4096).
+      out += "// " + std::to_string(program->instructions.size()) + " instructions\n";
       out += std::string("{oishell::SeccompLevel::") +
              (level == oishell::SeccompLevel::strict ? "strict" : "default_level") + ", " +
              (nested ? "true" : "false") + ",\n {";
