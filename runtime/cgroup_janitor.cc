@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -26,13 +27,16 @@ constexpr size_t kMaxDirs = 4;
 constexpr size_t kPathBytes = 1024;
 constexpr size_t kStackBytes = 64 * 1024;
 
-// The janitor's arguments, at the start of its own mapping (its stack follows). Written before the clone only.
+// The janitor's arguments, at the start of its own mapping (its stack follows). The fds are written before the
+// clone; directories are appended after it by the supervisor (each one whole before dir_count counts it) and read
+// by the janitor only once the supervisor is gone.
 struct JanitorArgs {
   int done_fd = -1;    // read end of the "done" pipe
   int init_pidfd = -1;
-  size_t dir_count = 0;
+  std::atomic<size_t> dir_count{0};
   char dirs[kMaxDirs][kPathBytes] = {};
 };
+static_assert(std::atomic<size_t>::is_always_lock_free);
 
 using sys::raw_syscall;
 
@@ -105,7 +109,9 @@ OISHELL_JANITOR_CODE int janitor_main(void* arg) {
   // The supervisor is gone; init follows it (PDEATHSIG). The cgroups can be removed once it has.
   pollfd init_exited{args.init_pidfd, POLLIN, 0};
   while (raw_syscall(SYS_poll, reinterpret_cast<long>(&init_exited), 1, -1) == -EINTR) {}
-  for (size_t d = 0; d < args.dir_count; ++d) {
+  // Every directory the supervisor announced, made or not (a rmdir of one never made fails with ENOENT).
+  const size_t dir_count = std::min(args.dir_count.load(std::memory_order_acquire), kMaxDirs);
+  for (size_t d = 0; d < dir_count; ++d) {
     for (int attempt = 0; attempt < 200; ++attempt) {
       janitor_kill_members(args.dirs[d]);
       long rc = raw_syscall(SYS_rmdir, reinterpret_cast<long>(args.dirs[d]));
@@ -136,14 +142,11 @@ std::vector<Exiting>& exiting() {
 
 }  // namespace
 
-Status CgroupJanitor::start(int init_pidfd, const ResourceLimits& limits) {
-  const std::vector<std::string> dirs = limits.cgroup_dirs();
-  if (dirs.empty()) return Status::ok();
-  if (dirs.size() > kMaxDirs) return Status::error("cgroup janitor: too many cgroups");
+Status CgroupJanitor::start(int init_pidfd) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return Status::from_errno(errno, "pipe2");
   UniqueFd read_end(pipe_fds[0]);
-  done_.reset(pipe_fds[1]);
+  UniqueFd write_end(pipe_fds[1]);
 
   const size_t bytes = sizeof(JanitorArgs) + kStackBytes;
   void* block = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -151,13 +154,6 @@ Status CgroupJanitor::start(int init_pidfd, const ResourceLimits& limits) {
   auto* args = new (block) JanitorArgs;
   args->done_fd = read_end.get();
   args->init_pidfd = init_pidfd;
-  for (const std::string& dir : dirs) {
-    if (dir.size() >= kPathBytes - 32) {
-      ::munmap(block, bytes);
-      return Status::error("cgroup janitor: path too long: " + dir);
-    }
-    std::memcpy(args->dirs[args->dir_count++], dir.c_str(), dir.size() + 1);
-  }
   char* stack_top = static_cast<char*>(block) + bytes;
   pid_t pid = ::clone(janitor_main, stack_top, CLONE_VM | SIGCHLD, args);
   if (pid < 0) {
@@ -165,10 +161,25 @@ Status CgroupJanitor::start(int init_pidfd, const ResourceLimits& limits) {
     ::munmap(block, bytes);
     return Status::from_errno(err, "clone(CLONE_VM, cgroup janitor)");
   }
+  // Its own process group, before any cgroup exists: a kill of the supervisor's group must not take it along.
+  // (The parent does it, so that it is done when this returns; best effort: it only fails if the janitor is gone.)
+  (void)::setpgid(pid, pid);
   pid_ = pid;
   block_ = block;
   block_bytes_ = bytes;
+  done_ = std::move(write_end);
   return Status::ok();  // `read_end` closes here: the janitor has its own copy
+}
+
+Status CgroupJanitor::watch(int init_pidfd, const std::string& dir) {
+  if (dir.size() >= kPathBytes - 32) return Status::error("cgroup janitor: path too long: " + dir);
+  if (pid_ < 0) OI_TRY(start(init_pidfd));
+  auto* args = static_cast<JanitorArgs*>(block_);
+  const size_t n = args->dir_count.load(std::memory_order_relaxed);
+  if (n >= kMaxDirs) return Status::error("cgroup janitor: too many cgroups");
+  std::memcpy(args->dirs[n], dir.c_str(), dir.size() + 1);
+  args->dir_count.store(n + 1, std::memory_order_release);  // published whole, before the mkdir
+  return Status::ok();
 }
 
 void CgroupJanitor::release() {

@@ -3,32 +3,41 @@
 // is a small process beside the supervisor, outside the sandbox, that waits: told "done" it just exits; if instead
 // the supervisor disappears, it waits for sandbox init to die (init has PDEATHSIG) and removes the cgroups.
 //
+// No cgroup exists before the janitor knows it: watch() is called with each directory *before* it is made (the
+// first call starts the janitor), so that a supervisor killed at any moment, even inside the mkdir, leaves nothing
+// behind. A directory watched but never made (or already removed) is simply not there to remove.
+//
 // It is cloned with CLONE_VM: it shares the supervisor's address space (which outlives the supervisor for as long
 // as the janitor runs) instead of copying it, so starting it costs what starting a thread does and leaves no page
 // copy-on-write behind (a fork() here cost ~2.7 ms of `oishell run`). Sharing the address space, it runs on a
-// stack of its own, reads only a block of its own that nobody writes after the clone, and makes raw system calls
-// only (runtime/sys/raw_syscall.h): no libc, no errno, no allocation.
+// stack of its own, reads only a block of its own (the list of directories, to which the supervisor only appends,
+// publishing each entry once it is whole; the janitor reads it only once the supervisor is gone) and makes raw
+// system calls only (runtime/sys/raw_syscall.h): no libc, no errno, no allocation. It is put in a process group of
+// its own at once, so that a SIGKILL to the supervisor's whole group (timeout(1), a job-control kill) spares it.
 #include <sys/types.h>
 
 #include <cstddef>
+#include <string>
 
 #include "base/status.h"
 #include "base/unique_fd.h"
-#include "runtime/limits.h"
 
 namespace oishell {
 
 class CgroupJanitor {
  public:
-  // Only when `limits` made cgroups (otherwise there is nothing to leave behind and no process is started).
-  // Must be called while `init_pidfd` refers to sandbox init.
-  [[nodiscard]] Status start(int init_pidfd, const ResourceLimits& limits);
+  // Records `dir` (not made yet) as the sandbox's; the first call starts the janitor. Must be called while
+  // `init_pidfd` refers to sandbox init, before `dir` is made. An error (the janitor could not start, too many
+  // directories, a path too long) means `dir` must not be made.
+  [[nodiscard]] Status watch(int init_pidfd, const std::string& dir);
   // The supervisor has torn everything down itself: the janitor exits (reaped now if already gone, else by a
   // later release()). Idempotent.
   void release();
   ~CgroupJanitor() { release(); }
 
  private:
+  [[nodiscard]] Status start(int init_pidfd);
+
   pid_t pid_ = -1;
   void* block_ = nullptr;  // the janitor's own mapping: its arguments and its stack
   size_t block_bytes_ = 0;

@@ -3,6 +3,7 @@
 // files and cpu time are always rlimits (per process). Every choice is recorded in mechanisms().
 #include "runtime/limits.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -30,8 +31,11 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 class CgroupLimits final : public ResourceLimits {
  public:
-  explicit CgroupLimits(const LimitsSpec& spec) : spec_(spec) {}
+  CgroupLimits(const LimitsSpec& spec, const BeforeMkdir& before_mkdir) : spec_(spec), before_mkdir_(before_mkdir) {}
   ~CgroupLimits() override { teardown(); }
+
+  // The first error of before_mkdir_ (no cgroup was made after it).
+  const Status& announce_error() const { return announce_error_; }
 
   void prepare() {
     const bool want_memory = spec_.memory_bytes.has_value();
@@ -40,8 +44,8 @@ class CgroupLimits final : public ResourceLimits {
     const cgroup::OwnCgroups own = cgroup::OwnCgroups::read();
     std::string v2_why;
     if (try_v2(own, want_memory, want_pids, &v2_why)) return;
-    if (want_memory) try_v1_memory(own, v2_why);
-    if (want_pids) try_v1_pids(own, v2_why);
+    if (want_memory && announce_error_) try_v1_memory(own, v2_why);
+    if (want_pids && announce_error_) try_v1_pids(own, v2_why);  // not after an announce error: prepare() fails
   }
 
   Status add_process(pid_t pid) override {
@@ -102,6 +106,22 @@ class CgroupLimits final : public ResourceLimits {
   }
 
  private:
+  // mkdir(parent/oishell-PID-N), announced to before_mkdir_ first. A parent we may not write to is not announced
+  // (an ordinary user starts no janitor for cgroups it cannot make); its error is the mkdir's.
+  Result<OwnedCgroup> create_group(const std::string& parent) {
+    const std::string name = group_name();
+    if (::faccessat(AT_FDCWD, parent.c_str(), W_OK, AT_EACCESS) != 0) {
+      return Status::from_errno(errno, "mkdir(\"" + parent + "/" + name + "\")");
+    }
+    if (before_mkdir_) {
+      if (Status announced = before_mkdir_(parent + "/" + name); !announced) {
+        announce_error_ = announced;
+        return announced;
+      }
+    }
+    return OwnedCgroup::create(parent, name);
+  }
+
   bool memory_by_cgroup() const { return !memory_.path().empty() || (!v2_.path().empty() && memory_v2_); }
   bool pids_by_cgroup() const { return !pids_.path().empty() || (!v2_.path().empty() && pids_v2_); }
 
@@ -121,7 +141,7 @@ class CgroupLimits final : public ResourceLimits {
         return false;
       }
     }
-    auto group = OwnedCgroup::create(*own, group_name());
+    auto group = create_group(*own);
     if (!group) {
       *why = "cgroup v2 not writable: " + group.status().message();
       return false;
@@ -159,7 +179,7 @@ class CgroupLimits final : public ResourceLimits {
       notes_.push_back(rlimit_note + "; " + v2_why + ", no cgroup v1 memory controller");
       return;
     }
-    auto group = OwnedCgroup::create(*dir, group_name());
+    auto group = create_group(*dir);
     if (!group) {
       notes_.push_back(rlimit_note + "; " + v2_why + ", cgroup v1 not writable: " + group.status().message());
       return;
@@ -189,7 +209,7 @@ class CgroupLimits final : public ResourceLimits {
       notes_.push_back(rlimit_note + "; " + v2_why + ", no cgroup v1 pids controller");
       return;
     }
-    auto group = OwnedCgroup::create(*dir, group_name());
+    auto group = create_group(*dir);
     if (!group) {
       notes_.push_back(rlimit_note + "; " + v2_why + ", cgroup v1 not writable: " + group.status().message());
       return;
@@ -203,6 +223,8 @@ class CgroupLimits final : public ResourceLimits {
   }
 
   LimitsSpec spec_;
+  BeforeMkdir before_mkdir_;
+  Status announce_error_ = Status::ok();
   OwnedCgroup v2_, memory_, pids_;
   bool memory_v2_ = false, pids_v2_ = false;
   std::vector<std::string> notes_;
@@ -238,9 +260,10 @@ Status apply_rlimit_settings(const std::vector<RlimitSetting>& settings) {
   return Status::ok();
 }
 
-Result<std::unique_ptr<ResourceLimits>> ResourceLimits::prepare(const LimitsSpec& spec) {
-  auto limits = std::make_unique<CgroupLimits>(spec);
+Result<std::unique_ptr<ResourceLimits>> ResourceLimits::prepare(const LimitsSpec& spec, const BeforeMkdir& before_mkdir) {
+  auto limits = std::make_unique<CgroupLimits>(spec, before_mkdir);
   limits->prepare();
+  if (!limits->announce_error()) return limits->announce_error();
   return std::unique_ptr<ResourceLimits>(std::move(limits));
 }
 

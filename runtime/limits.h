@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,9 +27,12 @@ Status apply_rlimit_settings(const std::vector<RlimitSetting>& settings);
 
 class ResourceLimits {
  public:
+  // Called with each cgroup directory before it is made (CgroupJanitor::watch): from then on something outside
+  // this process knows it, so that it cannot outlive a process killed at any moment. An error stops prepare().
+  using BeforeMkdir = std::function<Status(const std::string& dir)>;
   // Supervisor side, before the sandbox starts: creates the cgroup(s) it can. Never fails for lack of cgroups:
-  // falls back to rlimits and records that in mechanisms().
-  static Result<std::unique_ptr<ResourceLimits>> prepare(const LimitsSpec& spec);
+  // falls back to rlimits and records that in mechanisms(). Fails only when `before_mkdir` does.
+  static Result<std::unique_ptr<ResourceLimits>> prepare(const LimitsSpec& spec, const BeforeMkdir& before_mkdir = {});
   virtual ~ResourceLimits() = default;
   // Supervisor side: puts `pid` (sandbox init, host pid) into the cgroup(s).
   virtual Status add_process(pid_t pid) = 0;

@@ -62,6 +62,17 @@ Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spe
 }
 
 Status SupervisedSandbox::launch(SandboxOptions options) {
+  // Forwarded signals are watched from the start: one that comes while the sandbox is built stops the building
+  // (the caller finds it still pending); after that the monitor forwards them (held until the first process runs).
+  if (!options.forward_signals.empty()) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : options.forward_signals) sigaddset(&set, sig);
+    signals_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!signals_) return Status::from_errno(errno, "signalfd(forwarded signals)");
+  }
+  auto interrupted = [] { return Status::from_errno(EINTR, "sandbox set-up stopped by a forwarded signal"); };
+  if (forwarded_signal_pending()) return interrupted();
   if (!options.init.valid()) {
     auto cloned = InitProcess::clone();
     if (!cloned.is_ok()) return cloned.status();
@@ -80,6 +91,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   // Init now maps its ids and builds its mount tree; the supervisor does its own share meanwhile.
   std::unique_ptr<relay::Relay> relay;
   if (Status status = prepare_beside_init(options, &relay); !status.is_ok()) return init_failure_or(std::move(status));
+  if (forwarded_signal_pending()) return interrupted();  // before the command is even queued
   if (options.first_process) {
     // Queued behind `joined`: init starts it as soon as it is sealed, without waiting for another round trip.
     auto sent = send_spawn(*options.first_process);
@@ -113,13 +125,6 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
     relay_ = std::move(relay);
     OI_TRY_CTX(relay_->listen(std::move(listeners)), "relay");
   }
-  if (!options.forward_signals.empty()) {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int sig : options.forward_signals) sigaddset(&set, sig);
-    signals_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-    if (!signals_) return Status::from_errno(errno, "signalfd(forwarded signals)");
-  }
   monitor_on_caller_ = options.monitor_on_caller;
   if (!monitor_on_caller_) monitor_thread_ = std::thread([this] { monitor(); });
   events_.emit({{"event", "start"}, {"enforced", enforced()}, {"degraded", degradations_}});
@@ -129,10 +134,13 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
 Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::unique_ptr<relay::Relay>* relay) {
   auto program = seccomp_compile(spec_.seccomp);
   if (!program.is_ok()) return program.status();
-  auto limits = ResourceLimits::prepare(spec_.limits);
+  // The janitor learns each cgroup before it is made (and starts with the first): killed at any moment from here
+  // on, this process leaves no cgroup behind.
+  auto limits = ResourceLimits::prepare(
+      spec_.limits, [this](const std::string& dir) { return janitor_.watch(init_pidfd_.get(), dir); });
   if (!limits.is_ok()) return limits.status().with_context("resource limits");
   limits_ = std::move(limits.value());
-  OI_TRY_CTX(janitor_.start(init_pidfd_.get(), *limits_), "resource limits");
+  if (limits_->cgroup_dirs().empty()) janitor_.release();  // every attempt failed: nothing for it to remove
   // Init starts no process before `joined`, so everything it ever starts is inside the cgroups.
   OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
   control::ControlMessage joined{control::Kind::joined};
@@ -190,7 +198,23 @@ Status SupervisedSandbox::send(const control::ControlMessage& message, const std
   return send_message(control_.get(), control::encode(message), fds);
 }
 
+bool SupervisedSandbox::forwarded_signal_pending() const {
+  if (!signals_) return false;
+  pollfd pending{signals_.get(), POLLIN, 0};
+  return ::poll(&pending, 1, 0) == 1;
+}
+
 Result<control::ControlMessage> SupervisedSandbox::receive_setup_message(std::vector<UniqueFd>* fds) {
+  // While init builds, a forwarded signal stops the set-up (and stays pending for the caller).
+  while (signals_) {
+    pollfd ready[2] = {{control_.get(), POLLIN, 0}, {signals_.get(), POLLIN, 0}};
+    if (::poll(ready, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return Status::from_errno(errno, "poll(sandbox init)");
+    }
+    if (ready[1].revents & POLLIN) return Status::from_errno(EINTR, "sandbox set-up stopped by a forwarded signal");
+    if (ready[0].revents) break;
+  }
   auto message = receive_message(control_.get());
   if (!message.is_ok()) return message.status().with_context("sandbox init");
   if (message->payload.empty()) {

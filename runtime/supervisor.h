@@ -83,6 +83,10 @@ class SupervisedSandbox final : public Sandbox {
   void on_control_message();
   void on_relay_activity();
   void on_forwarded_signal();
+  // With mutex_ held: sends `sig` to the first process's group, if it still runs.
+  void forward_to_first_process(int sig);
+  // A forwarded signal is pending (set-up stops for it; it is left pending for the caller to take).
+  bool forwarded_signal_pending() const;
   void on_init_gone();  // with mutex_ held
   void record_exit(ExitInfo info);  // with mutex_ held
   void enforce_deadlines();
@@ -106,7 +110,10 @@ class SupervisedSandbox final : public Sandbox {
 
   UniqueFd wake_;         // eventfd: stop the monitor thread
   UniqueFd exits_ready_;  // eventfd: readable while exits_ is not empty
-  UniqueFd signals_;      // signalfd of SandboxOptions::forward_signals
+  UniqueFd signals_;      // signalfd of SandboxOptions::forward_signals, from the start of launch()
+  // Forwarded signals read before the first process was live (with mutex_); sent to it as soon as it is.
+  std::vector<int> held_signals_;
+  bool first_process_live_ = false;  // the first process was reported spawned (with mutex_)
   uint64_t first_process_id_ = 0;
   bool monitor_on_caller_ = false;
   bool notifier_ok_ = false;

@@ -77,11 +77,26 @@ void SupervisedSandbox::on_relay_activity() {
   }
 }
 
+// A signal that comes before the first process is live (its spawn is on its way to init, or init has not reported
+// it yet) is held and sent the moment it is reported (on_control_message): never dropped.
 void SupervisedSandbox::on_forwarded_signal() {
   signalfd_siginfo info;
   while (::read(signals_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-    if (first_process_id_) (void)signal(first_process_id_, static_cast<int>(info.ssi_signo));
+    std::lock_guard lock(mutex_);
+    if (first_process_live_) {
+      forward_to_first_process(static_cast<int>(info.ssi_signo));
+    } else {
+      held_signals_.push_back(static_cast<int>(info.ssi_signo));
+    }
   }
+}
+
+void SupervisedSandbox::forward_to_first_process(int sig) {
+  if (init_gone_ || !live_.count(first_process_id_)) return;  // it ended: nothing to stop
+  control::ControlMessage message{control::Kind::signal};
+  message.id = first_process_id_;
+  message.number = sig;
+  (void)send(message);
 }
 
 void SupervisedSandbox::on_control_message() {
@@ -101,6 +116,12 @@ void SupervisedSandbox::on_control_message() {
       if (spec_.limits.wall_time_ms) process.deadline_ms = now_ms() + static_cast<int64_t>(*spec_.limits.wall_time_ms);
       live_[m.id] = process;
       pending_spawns_[m.id].done = true;
+      if (first_process_id_ && m.id == first_process_id_) {
+        // Init handles messages in order: the signal reaches the process it has just started.
+        first_process_live_ = true;
+        for (int sig : held_signals_) forward_to_first_process(sig);
+        held_signals_.clear();
+      }
       break;
     }
     case control::Kind::spawn_failed:

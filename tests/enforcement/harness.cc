@@ -6,12 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace oishell::test {
 namespace {
@@ -103,6 +105,61 @@ std::string probe_on_host(const std::vector<std::string>& probe_args) {
   Captured c = run_captured(argv, 30);
   if (c.status != 0) return "status=" + std::to_string(c.status) + ": " + c.err;
   return first_line(c.out);
+}
+
+BackgroundOishell start_oishell(const std::vector<std::string>& oishell_args, const std::vector<std::string>& command,
+                                const std::vector<std::string>& extra_env, const std::string& cwd,
+                                bool capture_stderr, bool own_group) {
+  std::vector<std::string> argv = {oishell_bin(), "run"};
+  argv.insert(argv.end(), oishell_args.begin(), oishell_args.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  std::vector<char*> args, envp;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int err_pipe[2] = {-1, -1};
+  if (capture_stderr && ::pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork");
+  if (pid == 0) {  // only async-signal-safe calls from here to the exec
+    if (own_group) ::setpgid(0, 0);
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::dup2(capture_stderr ? err_pipe[1] : devnull, 2);
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(126);
+    ::execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  if (own_group) ::setpgid(pid, pid);  // also here, so that a kill of the group right after this finds it
+  BackgroundOishell started;
+  started.pid = pid;
+  if (capture_stderr) {
+    ::close(err_pipe[1]);
+    started.stderr_fd = err_pipe[0];
+  }
+  return started;
+}
+
+int wait_for_exit(pid_t pid, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    int status = 0;
+    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) return -1;
+    if (std::chrono::steady_clock::now() >= deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+int shell_status(int wait_status) {
+  return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
 }
 
 TempDir::TempDir() {

@@ -1,5 +1,7 @@
 #pragma once
 // Runs `oishell run` as a user would, for enforcement tests. Each call is a fresh sandbox (one process per case).
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -21,6 +23,25 @@ std::string probe(const std::vector<std::string>& oishell_args, const std::vecto
 
 // The same probe run on the host, without a sandbox: what the action does when nothing stops it.
 std::string probe_on_host(const std::vector<std::string>& probe_args);
+
+// `oishell run <oishell_args> -- <command>` started in the background, as a user's shell starts it (stdin and
+// stdout on /dev/null), for tests that signal it at chosen moments. `extra_env` ("K=V") is added to the
+// environment; its stderr is readable from `stderr_fd` (on /dev/null unless `capture_stderr`); it runs in `cwd`
+// when not empty, and leads a process group of its own with `own_group`. Nothing is added to its arguments.
+struct BackgroundOishell {
+  pid_t pid = -1;
+  int stderr_fd = -1;  // read end; the caller closes it
+};
+BackgroundOishell start_oishell(const std::vector<std::string>& oishell_args, const std::vector<std::string>& command,
+                                const std::vector<std::string>& extra_env = {}, const std::string& cwd = "",
+                                bool capture_stderr = true, bool own_group = false);
+
+// Reaps `pid` (a child of this process): its wait status, or -1 when it is still running after `timeout_ms`
+// (it is then left running).
+int wait_for_exit(pid_t pid, int timeout_ms);
+
+// A wait status as a shell reports it: the exit code, or 128+N for death by signal N.
+int shell_status(int wait_status);
 
 // A fresh directory under $TMPDIR, removed (recursively) when the object dies.
 class TempDir {

@@ -101,8 +101,25 @@ class RunEventSink final : public EventSink {
   std::unique_ptr<EventSink> file_;
 };
 
+// A forwarded signal that came before the command could get it, taken from the pending set; 0 when none.
+int take_pending_signal(const sigset_t& forwarded) {
+  const timespec now{0, 0};
+  const int sig = ::sigtimedwait(&forwarded, nullptr, &now);
+  return sig > 0 ? sig : 0;
+}
+
 int run(int argc, char** argv) {
   trace_startup("run: start");
+  // Signals the user sends to oishell go to the command (it runs in its own session, so the terminal's SIGINT does
+  // not reach it directly). Blocked first thing, before sandbox init is cloned or any thread starts, so that none
+  // is lost at any moment: until the sandbox is built they stay pending (and end the run with 128+N, unbuilt);
+  // from then on the sandbox's monitor reads them from a signalfd, holding those that come before the command is
+  // live until it is. Sandbox init and the command start with an empty mask.
+  const std::vector<int> forwarded = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (int sig : forwarded) sigaddset(&blocked, sig);
+  ::pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
   RunArgs args;
   bool help = false;
   if (std::string error = parse(argc, argv, &args, &help); !error.empty()) {
@@ -146,14 +163,6 @@ int run(int argc, char** argv) {
   }
   trace_startup("run: policy compiled");
 
-  // Signals the user sends to oishell go to the command (it runs in its own session, so the terminal's SIGINT does
-  // not reach it directly). Blocked before any thread starts; the sandbox's monitor reads them from a signalfd.
-  // Sandbox init and the command start with an empty mask.
-  const std::vector<int> forwarded = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-  sigset_t blocked;
-  sigemptyset(&blocked);
-  for (int sig : forwarded) sigaddset(&blocked, sig);
-  ::pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
   // A closed --events pipe must not kill oishell (the sandbox's processes start with default dispositions).
   ::signal(SIGPIPE, SIG_IGN);
 
@@ -170,8 +179,12 @@ int run(int argc, char** argv) {
   if (spec->network.mode == NetMode::proxy && spec->network.on_unlisted == OnUnlisted::ask) {
     options.ask = asker.handler();  // otherwise no question can come: no terminal thread
   }
+  // A signal that came while the policy compiled: the sandbox is not built (init is killed on return).
+  if (int sig = take_pending_signal(blocked)) return 128 + sig;
   auto sandbox = Sandbox::create(*spec, events, std::move(options));
   if (!sandbox.is_ok()) {
+    // The supervisor stops building the sandbox when a forwarded signal comes, and leaves it pending.
+    if (int sig = take_pending_signal(blocked)) return 128 + sig;
     std::fprintf(stderr, "oishell: sandbox could not be built: %s\n", sandbox.status().message().c_str());
     return kExitSandboxFailed;
   }
