@@ -117,6 +117,15 @@ Result<SandboxSpec> compile(const Policy& policy, const CompileContext& context)
   SandboxSpec spec;
   spec.version = policy.version;
 
+  // The host's real home, for the checks that keep it out of writable binds.
+  std::string real_home;
+  if (!context.home.empty() && context.home[0] == '/' && context.home.find("/..") == std::string::npos) {
+    if (auto real = host.real_path(normalise_path(context.home)); real && host.kind(*real) == HostFs::Kind::directory) {
+      real_home = *real;
+    }
+  }
+  const bool allow_home = policy.filesystem.allow_home_workspace.get_or(false);
+
   // The workspace: expanded, then resolved; it must be an existing directory and not a piece of the system.
   PathVars vars{context.cwd, "", context.home, context.tmpdir};
   const auto& ws_field = policy.filesystem.workspace;
@@ -130,11 +139,19 @@ Result<SandboxSpec> compile(const Policy& policy, const CompileContext& context)
       errors.push_back(plain(ws_field.pos, "filesystem.workspace",
                              "workspace " + *expanded + " is not an existing directory", "create it, or run elsewhere"));
     } else {
-      bool bad = *real == "/";
-      for (const char* dir : {"/proc", "/dev", "/sys"}) bad = bad || path_within(*real, dir);
-      if (bad) {
-        errors.push_back(plain(ws_field.pos, "filesystem.workspace", "workspace " + *real + " would expose the host",
-                               "use a project directory"));
+      // A read-only workspace exposes nothing to writes, but `/` and the kernel's trees stay refused either way.
+      bool read_only = policy.filesystem.workspace_read_only.get_or(false);
+      std::string why = writable_refusal(*real, real_home, allow_home);
+      bool kernel_tree = *real == "/" || path_within(*real, "/proc") || path_within(*real, "/dev") ||
+                         path_within(*real, "/sys");
+      if (!why.empty() && (!read_only || kernel_tree)) {
+        bool home = !allow_home && !real_home.empty() && path_within(real_home, *real);
+        errors.push_back(plain(ws_field.pos, "filesystem.workspace",
+                               "workspace " + *real + " refused: " + why,
+                               home ? "use a project directory inside it; or, knowing that its dotfiles and ~/bin "
+                                      "stay read-only and everything else in it becomes writable, "
+                                      "--allow-home-workspace (filesystem.allow_home_workspace: true)"
+                                    : "use a project directory"));
       }
       vars.workspace = *real;
     }
@@ -155,6 +172,10 @@ Result<SandboxSpec> compile(const Policy& policy, const CompileContext& context)
   fs_in.home_path = spec.home_path;
   fs_in.home = spec.home;
   fs_in.workspace_read_only = spec.workspace_read_only;
+  fs_in.real_home = real_home;
+  fs_in.allow_home = allow_home;
+  fs_in.git = policy.filesystem.git.get_or(GitMode::read_only);
+  spec.git = fs_in.git;
   if (!plan_filesystem(fs_in, spec, errors)) return Status::error(format_diagnostics(errors));
 
   compile_network(policy, spec);

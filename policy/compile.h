@@ -43,6 +43,7 @@ struct PolicyOverrides {
   std::vector<std::string> env_set;       // --env K=V
   std::optional<std::string> wall_time;   // --timeout DUR ("30s", "10m")
   std::optional<std::string> memory;      // --memory SIZE ("512MiB")
+  bool allow_home_workspace = false;      // --allow-home-workspace
 };
 
 // Load (resolving `extends`), validate, apply overrides, compile. A failure's message lists every validation

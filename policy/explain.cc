@@ -76,8 +76,10 @@ void files(const Policy& policy, const SandboxSpec& spec, std::string& out) {
   if (tmp_is_tmpfs) out += "  /tmp is empty, private and writable; it is thrown away when the session ends.\n";
   switch (spec.home) {
     case HomeMode::tmpfs:
-      out += "  The home directory " + spec.home_path +
-             " is empty, private and writable; nothing of the real home is visible there.\n";
+      if (spec.home_exposed.empty()) {
+        out += "  The home directory " + spec.home_path +
+               " is empty, private and writable; nothing of the real home is visible there.\n";
+      }
       break;
     case HomeMode::workspace:
       out += "  The home directory is the workspace ($HOME=" + spec.home_path + ").\n";
@@ -85,6 +87,12 @@ void files(const Policy& policy, const SandboxSpec& spec, std::string& out) {
     case HomeMode::none:
       out += "  There is no home directory ($HOME=" + spec.home_path + " does not exist inside).\n";
       break;
+  }
+  if (!spec.home_exposed.empty()) {
+    out += "  The real home directory " + spec.home_exposed +
+           " is visible because a writable path contains it (allow_home_workspace): its dotfiles and dot-directories "
+           "(shell start-up files, ~/.local/bin, ~/.config, the Python user site, ~/.gitconfig, ...) and ~/bin are "
+           "read-only, nothing can be created at its top level, and its other entries are writable.\n";
   }
   out += "  /proc shows only the sandbox's own processes; /dev has only null, zero, full, random, urandom, tty and a "
          "private pty.\n";
@@ -95,9 +103,22 @@ void files(const Policy& policy, const SandboxSpec& spec, std::string& out) {
     out += "  Always hidden wherever they would be visible (" + std::to_string(listed.size()) +
            " entries): " + join(listed) + ".\n";
   }
+  if (!spec.workspace_read_only) {
+    out += spec.git == GitMode::read_only
+               ? "  Git: the workspace's repository metadata (.git) is read-only: git status, diff and log work, "
+                 "commits do not (filesystem.git: commit allows them).\n"
+               : "  Git: commits work (objects, refs, logs, index and HEAD are writable); what git executes or obeys "
+                 "(config, config.worktree, hooks, info, commondir, worktrees, modules, branches, remotes) is "
+                 "read-only where it exists.\n";
+    out += "  Git repositories created or changed during the run anywhere in the writable paths are neutralised "
+           "when each command ends, before the host's git can read them: configuration git would execute is "
+           "removed, new hooks and redirections (commondir, .git files) are moved aside, and the user is told.\n";
+  }
   std::vector<std::string> read_only_protected;
   for (const auto& step : spec.mounts) {
-    if (step.kind == MountStep::Kind::protect) read_only_protected.push_back(step.target);
+    if (step.kind == MountStep::Kind::protect && step.target != spec.home_exposed) {
+      read_only_protected.push_back(step.target);
+    }
   }
   if (!read_only_protected.empty()) {
     out += "  Read-only inside the workspace, because tools on the host run them later: " +

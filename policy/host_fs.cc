@@ -1,12 +1,14 @@
 // HostFs: the real host (lstat, readlink, O_PATH + /proc/self/fd or realpath) and a fake one for tests.
 #include "policy/host_fs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -45,6 +47,37 @@ class RealHostFs : public HostFs {
     if (!::realpath(path.c_str(), buf)) return std::nullopt;
     return std::string(buf);
   }
+  std::optional<std::string> read_file(const std::string& path, size_t max_bytes) const override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return std::nullopt;
+    struct stat st {};
+    std::string out;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      out.resize(max_bytes);
+      size_t got = 0;
+      while (got < max_bytes) {
+        ssize_t n = ::read(fd, out.data() + got, max_bytes - got);
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+      }
+      out.resize(got);
+    }
+    ::close(fd);
+    if (!S_ISREG(st.st_mode)) return std::nullopt;
+    return out;
+  }
+  std::vector<std::string> list_dir(const std::string& path) const override {
+    std::vector<std::string> names;
+    DIR* dir = ::opendir(path.c_str());
+    if (!dir) return names;
+    while (dirent* d = ::readdir(dir)) {
+      std::string name = d->d_name;
+      if (name != "." && name != "..") names.push_back(std::move(name));
+    }
+    ::closedir(dir);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
 };
 
 }  // namespace
@@ -63,11 +96,12 @@ FakeHostFs& FakeHostFs::dir(const std::string& path) {
   return *this;
 }
 
-FakeHostFs& FakeHostFs::file(const std::string& path) {
+FakeHostFs& FakeHostFs::file(const std::string& path, std::string contents) {
   std::string p = policy::normalise_path(path);
   auto slash = p.rfind('/');
   if (slash > 0) dir(p.substr(0, slash));
   kinds_[p] = Kind::file;
+  contents_[p] = std::move(contents);
   return *this;
 }
 
@@ -130,6 +164,24 @@ std::optional<std::string> FakeHostFs::real_path(const std::string& path) const 
     resolved = candidate;
   }
   return resolved.empty() ? "/" : resolved;
+}
+
+std::optional<std::string> FakeHostFs::read_file(const std::string& path, size_t max_bytes) const {
+  auto real = real_path(path);
+  if (!real) return std::nullopt;
+  auto it = contents_.find(*real);
+  if (it == contents_.end()) return std::nullopt;
+  return it->second.substr(0, max_bytes);
+}
+
+std::vector<std::string> FakeHostFs::list_dir(const std::string& path) const {
+  std::vector<std::string> names;
+  const std::string prefix = path == "/" ? "/" : path + "/";
+  for (auto it = kinds_.lower_bound(prefix); it != kinds_.end() && it->first.starts_with(prefix); ++it) {
+    std::string rest = it->first.substr(prefix.size());
+    if (!rest.empty() && rest.find('/') == std::string::npos) names.push_back(rest);
+  }
+  return names;  // std::map order: sorted
 }
 
 }  // namespace oishell

@@ -1,9 +1,11 @@
 #pragma once
 // The host filesystem facts compilation needs (does a path exist, what kind, where does it really lead), behind a
 // seam so tests compile against a fixed, fake host and golden files stay stable.
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace oishell {
 
@@ -17,6 +19,10 @@ class HostFs {
   virtual std::optional<std::string> read_link(const std::string& path) const = 0;
   // realpath(3): every symlink resolved; nullopt when some component is missing.
   virtual std::optional<std::string> real_path(const std::string& path) const = 0;
+  // The first `max_bytes` of a regular file (symlinks followed); nullopt when it cannot be read.
+  virtual std::optional<std::string> read_file(const std::string& path, size_t max_bytes) const = 0;
+  // The names in a directory (not . and ..), sorted; empty when it cannot be listed.
+  virtual std::vector<std::string> list_dir(const std::string& path) const = 0;
 
   // The process's view of the host.
   static const HostFs& real();
@@ -26,15 +32,18 @@ class HostFs {
 class FakeHostFs : public HostFs {
  public:
   FakeHostFs& dir(const std::string& path);
-  FakeHostFs& file(const std::string& path);
+  FakeHostFs& file(const std::string& path, std::string contents = "");
   FakeHostFs& symlink(const std::string& path, const std::string& target);
 
   Kind kind(const std::string& path) const override;
   std::optional<std::string> read_link(const std::string& path) const override;
   std::optional<std::string> real_path(const std::string& path) const override;
+  std::optional<std::string> read_file(const std::string& path, size_t max_bytes) const override;
+  std::vector<std::string> list_dir(const std::string& path) const override;
 
  private:
   std::map<std::string, Kind> kinds_;
+  std::map<std::string, std::string> contents_;
   std::map<std::string, std::string> links_;
 };
 

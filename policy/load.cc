@@ -157,6 +157,8 @@ Policy merge_policies(const Policy& base, const Policy& child) {
   override_field(fs.workspace, child.filesystem.workspace);
   override_field(fs.workspace_read_only, child.filesystem.workspace_read_only);
   override_field(fs.home, child.filesystem.home);
+  override_field(fs.git, child.filesystem.git);
+  override_field(fs.allow_home_workspace, child.filesystem.allow_home_workspace);
   append_unique(fs.read_only, child.filesystem.read_only, same_path);
   append_unique(fs.read_write, child.filesystem.read_write, same_path);
   append_unique(fs.hide, child.filesystem.hide, same_path);

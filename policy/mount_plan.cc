@@ -1,5 +1,6 @@
-// Mount plan: system dirs read-only, /proc, /dev, /tmp, home, workspace and extras, ordered parents first; then
-// hide steps (hide wins over every bind), then protect steps; Landlock rules mirror the plan. See mount_plan.h.
+// Mount plan: system dirs read-only, /proc, /dev, /tmp, home, workspace and extras, ordered parents first (an
+// exposed home read-only before its writable entries); then hide steps (hide wins over every bind), then protect
+// steps (git metadata, the policy's protect list); Landlock rules mirror the plan. See mount_plan.h.
 #include "policy/mount_plan.h"
 
 #include <algorithm>
@@ -41,7 +42,64 @@ Planned make(MountStep::Kind kind, std::string source, std::string target, FsAcc
   return p;
 }
 
+// A read-only rebind of `path` over itself (inside a writable bind); no Landlock rule of its own.
+Planned protect_step(const std::string& path) {
+  Planned p = make(MountStep::Kind::protect, path, path, FsAccess::read);
+  p.landlock = false;
+  return p;
+}
+
+// Entries of the home directory that programs on the host run or trust without being asked: every dotfile and
+// dot-directory (shell rc files, ~/.profile, ~/.local/bin, the python user site, ~/.config/autostart and systemd
+// units, ~/.gitconfig, ~/.ssh, ...) and ~/bin (first on PATH in Debian's ~/.profile).
+bool host_trusted_home_entry(const std::string& name) { return name.starts_with(".") || name == "bin"; }
+
+// `gitdir: PATH` of a `.git` file or the path in a `commondir` file, resolved against `base`; nullopt when absent.
+std::optional<std::string> git_pointer(const HostFs& host, const std::string& file, const std::string& base,
+                                       bool gitdir_prefix) {
+  auto text = host.read_file(file, 4096);
+  if (!text) return std::nullopt;
+  std::string value = *text;
+  if (gitdir_prefix) {
+    if (!value.starts_with("gitdir:")) return std::nullopt;
+    value = value.substr(7);
+  }
+  while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' ')) value.pop_back();
+  while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+  if (value.empty()) return std::nullopt;
+  return host.real_path(value[0] == '/' ? value : base + "/" + value);
+}
+
 }  // namespace
+
+const std::vector<std::string>& git_obeyed_entries() {
+  // config/config.worktree: what git runs (fsmonitor, hooksPath, pager, drivers, aliases, includes); hooks;
+  // info (attributes naming drivers, excludes); commondir (config and hooks from elsewhere); worktrees and modules
+  // (the git dirs of linked worktrees and submodules, with their own config and hooks); branches and remotes
+  // (legacy remote definitions).
+  static const std::vector<std::string> kEntries = {"config",    "config.worktree", "hooks",    "info",
+                                                    "commondir", "worktrees",       "modules",  "branches",
+                                                    "remotes"};
+  return kEntries;
+}
+
+std::string writable_refusal(const std::string& dir, const std::string& real_home, bool allow_home) {
+  if (dir == "/") return "it is the root directory";
+  // The system and what runs it; /opt holds installed software the host runs.
+  for (const char* system : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/boot", "/proc",
+                             "/dev", "/sys", "/run", "/opt", "/snap", "/var/lib", "/var/log", "/var/cache",
+                             "/var/spool", "/var/mail", "/var/backups"}) {
+    if (path_within(dir, system)) return std::string("it is inside the system directory ") + system;
+  }
+  // Roots of directories shared with other users and programs.
+  for (const char* shared : {"/var", "/home", "/tmp", "/var/tmp", "/mnt", "/media", "/srv", "/root"}) {
+    if (dir == shared) return std::string("it is ") + shared + ", which holds what is not yours to give away";
+  }
+  if (!allow_home && !real_home.empty() && path_within(real_home, dir)) {
+    return real_home == dir ? "it is your home directory" : "it contains your home directory " + real_home;
+  }
+  return "";
+}
 
 const std::vector<std::string>& system_dirs() {
   static const std::vector<std::string> kDirs = {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
@@ -73,12 +131,18 @@ Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Dia
       }
     }
     if (host.kind(*real) != HostFs::Kind::directory) continue;
-    plan.push_back(make(MountStep::Kind::bind_ro, *real, dir, FsAccess::read_exec, true));
+    Planned bind = make(MountStep::Kind::bind_ro, *real, dir, FsAccess::read_exec, true);
+    bind.step.system = true;
+    plan.push_back(bind);
   }
   plan.push_back(make(MountStep::Kind::proc, "", "/proc", FsAccess::read));
   plan.push_back(make(MountStep::Kind::dev, "", "/dev", FsAccess::dev));
   plan.push_back(make(MountStep::Kind::tmpfs, "", "/tmp", FsAccess::write));
-  if (in.home == HomeMode::tmpfs) plan.push_back(make(MountStep::Kind::tmpfs, "", in.home_path, FsAccess::write));
+  // An exposed real home (below) is $HOME itself: no tmpfs over it.
+  const bool home_in_workspace = !in.real_home.empty() && path_within(in.real_home, workspace);
+  if (in.home == HomeMode::tmpfs && !(home_in_workspace && in.home_path == in.real_home)) {
+    plan.push_back(make(MountStep::Kind::tmpfs, "", in.home_path, FsAccess::write));
+  }
   plan.push_back(in.workspace_read_only
                      ? make(MountStep::Kind::bind_ro, workspace, workspace, FsAccess::read_exec)
                      : make(MountStep::Kind::bind_rw, workspace, workspace, FsAccess::write));
@@ -108,6 +172,15 @@ Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Dia
   }
   for (const auto& item : in.fs->read_write) {
     if (auto real = resolve_extra(item, "filesystem.read_write")) {
+      if (std::string why = writable_refusal(*real, in.real_home, in.allow_home); !why.empty()) {
+        errors.push_back(Diagnostic{item.pos, "filesystem.read_write", *real + " cannot be writable: " + why,
+                                    path_within(in.real_home, *real) && !in.allow_home
+                                        ? "name a directory inside it, or allow it with --allow-home-workspace "
+                                          "(filesystem.allow_home_workspace: true; its dotfiles and ~/bin stay "
+                                          "read-only)"
+                                        : "name a project directory"});
+        continue;
+      }
       plan.push_back(make(MountStep::Kind::bind_rw, *real, *real, FsAccess::write));
     }
   }
@@ -140,22 +213,52 @@ Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Dia
   std::erase_if(plan, [&](const Planned& p) { return is_bind(p.step.kind) && p.step.target != workspace &&
                                                      hidden_by(p.step.target) != nullptr; });
 
-  // One step per target (the later, more specific request wins), then parents before children.
+  // The real home inside a writable bind (allowed above): read-only over itself, then its entries that the host
+  // does not run or trust writable again, so that nothing can be created at its top level either.
+  std::string home_exposed;
+  for (const auto& p : plan) {
+    if (p.step.kind == MountStep::Kind::bind_rw && !in.real_home.empty() && path_within(in.real_home, p.step.target) &&
+        !hidden_by(in.real_home)) {
+      home_exposed = in.real_home;
+    }
+  }
+  if (!home_exposed.empty()) {
+    plan.push_back(protect_step(home_exposed));
+    for (const auto& name : host.list_dir(home_exposed)) {
+      std::string entry = home_exposed + "/" + name;
+      HostFs::Kind kind = host.kind(entry);
+      if (host_trusted_home_entry(name) || hidden_by(entry) ||
+          (kind != HostFs::Kind::directory && kind != HostFs::Kind::file)) {
+        continue;
+      }
+      Planned rw = make(MountStep::Kind::bind_rw, entry, entry, FsAccess::write);
+      rw.landlock = false;  // the enclosing bind's rule already allows writing
+      plan.push_back(rw);
+    }
+  }
+  spec.home_exposed = home_exposed;
+
+  // One bind per target (the later, more specific request wins), then parents before children; a protect step
+  // over a bind of the same target comes right after it.
   std::vector<Planned> unique;
   for (size_t i = 0; i < plan.size(); ++i) {
-    bool replaced = std::any_of(plan.begin() + static_cast<long>(i) + 1, plan.end(),
-                                [&](const Planned& later) { return later.step.target == plan[i].step.target; });
+    bool replaced = std::any_of(plan.begin() + static_cast<long>(i) + 1, plan.end(), [&](const Planned& later) {
+      return later.step.target == plan[i].step.target && (later.step.kind == MountStep::Kind::protect) ==
+                                                             (plan[i].step.kind == MountStep::Kind::protect);
+    });
     if (!replaced) unique.push_back(plan[i]);
   }
-  std::stable_sort(unique.begin(), unique.end(),
-                   [](const Planned& a, const Planned& b) { return depth(a.step.target) < depth(b.step.target); });
+  std::stable_sort(unique.begin(), unique.end(), [](const Planned& a, const Planned& b) {
+    if (depth(a.step.target) != depth(b.step.target)) return depth(a.step.target) < depth(b.step.target);
+    return a.step.kind != MountStep::Kind::protect && b.step.kind == MountStep::Kind::protect;
+  });
 
   // Hide steps where a bind would show host contents; a hidden path under a hidden path needs no step.
   std::vector<std::string> hide_targets;
   for (const auto& [h, item] : hidden) {
     if (host.kind(h) == HostFs::Kind::missing) continue;
     const Planned* parent = nearest_mount(unique, h);
-    if (!parent || !is_bind(parent->step.kind)) continue;
+    if (!parent || !(is_bind(parent->step.kind) || parent->step.kind == MountStep::Kind::protect)) continue;
     hide_targets.push_back(h);
   }
   std::sort(hide_targets.begin(), hide_targets.end());
@@ -177,6 +280,56 @@ Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Dia
     const Planned* parent = nearest_mount(unique, path);
     return parent && parent->step.kind == MountStep::Kind::bind_rw && !hidden_by(path);
   };
+  auto add_protect = [&](const std::string& path) {
+    if (!writable(path)) return;
+    if (std::none_of(protects.begin(), protects.end(), [&](const Planned& p) { return p.step.target == path; })) {
+      protects.push_back(protect_step(path));
+    }
+  };
+
+  // Git: the workspace's `.git` (a directory, a `gitdir:` file or a link) and the git directories it leads to
+  // (the worktree's own and the common one), where they are writable: read-only whole, or in commit mode what
+  // git executes or obeys. Repositories made or changed elsewhere are the repo guard's (runtime/repo_guard.h).
+  auto protect_git_dir = [&](const std::string& git_dir) {
+    if (in.git == GitMode::read_only) {
+      add_protect(git_dir);
+    } else {
+      // The git dir bound over itself (still writable) first: a mount point cannot be renamed away and replaced.
+      if (writable(git_dir) &&
+          std::none_of(protects.begin(), protects.end(), [&](const Planned& p) { return p.step.target == git_dir; })) {
+        Planned pin = make(MountStep::Kind::bind_rw, git_dir, git_dir, FsAccess::write);
+        pin.landlock = false;
+        protects.push_back(pin);
+      }
+      for (const auto& name : git_obeyed_entries()) {
+        if (host.kind(git_dir + "/" + name) != HostFs::Kind::missing) add_protect(git_dir + "/" + name);
+      }
+    }
+  };
+  auto protect_repository = [&](const std::string& git_dir) {
+    protect_git_dir(git_dir);
+    if (auto common = git_pointer(host, git_dir + "/commondir", git_dir, false)) protect_git_dir(*common);
+  };
+  if (!in.workspace_read_only) {
+    const std::string dot_git = workspace + "/.git";
+    switch (host.kind(dot_git)) {
+      case HostFs::Kind::directory:
+        protect_repository(dot_git);
+        break;
+      case HostFs::Kind::file:
+        add_protect(dot_git);  // the pointer itself
+        if (auto git_dir = git_pointer(host, dot_git, workspace, true)) protect_repository(*git_dir);
+        break;
+      case HostFs::Kind::symlink:
+        if (auto git_dir = host.real_path(dot_git); git_dir && host.kind(*git_dir) == HostFs::Kind::directory) {
+          protect_repository(*git_dir);
+        }
+        break;
+      case HostFs::Kind::missing:
+      case HostFs::Kind::other:
+        break;
+    }
+  }
   auto watch = [&](const std::string& path) {
     if (writable(path) && std::find(spec.protected_paths.begin(), spec.protected_paths.end(), path) ==
                               spec.protected_paths.end()) {
@@ -206,12 +359,7 @@ Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Dia
     auto real = host.real_path(*expanded);
     if (!real || !writable(*real)) continue;
     watch(*real);
-    if (std::any_of(protects.begin(), protects.end(), [&](const Planned& p) { return p.step.target == *real; })) {
-      continue;
-    }
-    Planned p = make(MountStep::Kind::protect, *real, *real, FsAccess::read);
-    p.landlock = false;
-    protects.push_back(p);
+    add_protect(*real);
   }
   if (errors.size() != errors_before) return Status::error("filesystem");
 

@@ -17,7 +17,18 @@ struct FsPlanInput {
   std::string home_path;    // $HOME inside
   HomeMode home = HomeMode::tmpfs;
   bool workspace_read_only = false;
+  std::string real_home;    // the host's home directory, resolved; empty when it does not exist
+  bool allow_home = false;  // filesystem.allow_home_workspace
+  GitMode git = GitMode::read_only;
 };
+
+// Why `dir` (resolved, absolute) may not be bound writable, or "" when it may: `/`, a system directory, the root of
+// a directory shared with others (/home, /tmp, ...), or — unless `allow_home` — the home directory `real_home` or
+// one of its ancestors.
+std::string writable_refusal(const std::string& dir, const std::string& real_home, bool allow_home);
+
+// What in a git directory git executes or obeys: read-only inside in `commit` mode (the rest stays writable).
+const std::vector<std::string>& git_obeyed_entries();
 
 // Fills spec.mounts, spec.protected_paths and spec.landlock.paths. Errors name the policy line.
 Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Diagnostic>& errors);

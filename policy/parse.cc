@@ -38,7 +38,8 @@ void parse_paths(NodeReader& reader, const YamlNode& node, const std::string& ke
 
 void parse_filesystem(NodeReader& reader, const YamlNode& node, FilesystemPolicy& out) {
   static const std::vector<std::string> kKeys = {"workspace", "workspace_read_only", "read_only", "read_write",
-                                                 "hide",      "protect",             "home"};
+                                                 "hide",      "protect",             "home",      "git",
+                                                 "allow_home_workspace"};
   for (auto& [key, value] : reader.map_entries(node, "filesystem", kKeys)) {
     std::string path = "filesystem." + key;
     if (key == "workspace") {
@@ -65,6 +66,12 @@ void parse_filesystem(NodeReader& reader, const YamlNode& node, FilesystemPolicy
         HomeMode mode = *c == "tmpfs" ? HomeMode::tmpfs : *c == "workspace" ? HomeMode::workspace : HomeMode::none;
         out.home.set(mode, reader.pos(value));
       }
+    } else if (key == "git") {
+      if (auto c = reader.choice(value, path, {"read_only", "commit"})) {
+        out.git.set(*c == "commit" ? GitMode::commit : GitMode::read_only, reader.pos(value));
+      }
+    } else if (key == "allow_home_workspace") {
+      if (auto b = reader.boolean(value, path)) out.allow_home_workspace.set(*b, reader.pos(value));
     }
   }
 }

@@ -63,6 +63,8 @@ struct FilesystemPolicy {
   std::vector<PathItem> hide;
   std::vector<PathItem> protect;         // relative to the workspace
   Field<HomeMode> home;
+  Field<GitMode> git;                    // what the workspace's git metadata allows inside
+  Field<bool> allow_home_workspace;      // a workspace or read_write path may contain the home directory
 };
 
 struct NetworkPolicy {

@@ -28,6 +28,8 @@ struct MountStep {
   std::string source;     // host path (bind kinds); the link's contents (symlink); empty otherwise
   std::string target;     // path inside the sandbox
   bool optional = false;  // a missing source is skipped (system dirs like /lib64), otherwise an error
+  bool system = false;    // a system directory (policy/compiler.h system_dirs()): for a root caller, never id-mapped,
+                          // so root-only files in it stay unreadable inside (runtime/idmapped_binds.h)
 };
 
 // Landlock filesystem rights, by intent; runtime/landlock maps them to the ABI's bits.
@@ -91,6 +93,14 @@ struct LimitsSpec {
 
 enum class HomeMode { tmpfs, workspace, none };
 
+// The workspace's git metadata inside. Whatever the mode, repositories created or changed during the run are
+// neutralised before the host's git can read them (runtime/repo_guard.h).
+enum class GitMode {
+  read_only,  // `.git` (directory or file, and the git dir it names when that is writable) bound read-only
+  commit,     // objects, refs, logs, index, HEAD writable; what git executes or obeys (config, hooks, info,
+              // commondir, worktrees, modules, ...) read-only where it exists
+};
+
 struct SandboxSpec {
   int version = 1;
   std::string workspace;          // host path, bound read-write (read-only when the policy says so)
@@ -98,6 +108,10 @@ struct SandboxSpec {
   std::string cwd;                // inside the sandbox; the workspace path by default
   HomeMode home = HomeMode::tmpfs;
   std::string home_path;          // $HOME inside the sandbox
+  // Set when the host's home directory (`home_exposed`) lies inside a writable bind (allow_home_workspace): its
+  // dotfiles and ~/bin are read-only inside, its other entries as writable as the bind.
+  std::string home_exposed;
+  GitMode git = GitMode::read_only;
   std::vector<MountStep> mounts;  // the whole mount plan, in order (hide and protect steps included)
   // Host paths of every `protect` entry inside a writable bind, existing at compile time or not (lexical and
   // resolved): watched for changes, which are reported at exit. Only the existing ones also get a protect step.

@@ -52,7 +52,13 @@ nlohmann::ordered_json policy_schema() {
             {"hide", list_of(path, "paths invisible even where a parent is visible; always wins")},
             {"protect", list_of(str("a path relative to the workspace"),
                                 "workspace paths that stay read-only (code the host runs later)")},
-            {"home", choice({"tmpfs", "workspace", "none"}, "tmpfs", "what $HOME is inside")}},
+            {"home", choice({"tmpfs", "workspace", "none"}, "tmpfs", "what $HOME is inside")},
+            {"git", choice({"read_only", "commit"}, "read_only",
+                           "the workspace's .git inside: read_only (status, diff, log work), or commit (objects, "
+                           "refs, index writable; config, hooks and what git obeys stay read-only)")},
+            {"allow_home_workspace",
+             boolean("allow a workspace or read_write path that contains the home directory (its dotfiles and "
+                     "~/bin stay read-only)", false)}},
       "what the sandbox sees of the host filesystem");
 
   ojson network = object(

@@ -27,6 +27,7 @@ constexpr Names<FsAccess, 4> kFsAccess{{{FsAccess::read, "read"},
                                         {FsAccess::dev, "dev"}}};
 constexpr Names<HomeMode, 3> kHomeModes{
     {{HomeMode::tmpfs, "tmpfs"}, {HomeMode::workspace, "workspace"}, {HomeMode::none, "none"}}};
+constexpr Names<GitMode, 2> kGitModes{{{GitMode::read_only, "read_only"}, {GitMode::commit, "commit"}}};
 constexpr Names<NetMode, 2> kNetModes{{{NetMode::none, "none"}, {NetMode::proxy, "proxy"}}};
 constexpr Names<OnUnlisted, 2> kOnUnlisted{{{OnUnlisted::deny, "deny"}, {OnUnlisted::ask, "ask"}}};
 constexpr Names<SeccompLevel, 2> kSeccompLevels{
@@ -99,6 +100,7 @@ ojson optional_json(const std::optional<uint64_t>& v) { return v ? ojson(*v) : o
 const char* to_string(MountStep::Kind kind) { return name_of(kMountKinds, kind); }
 const char* to_string(FsAccess access) { return name_of(kFsAccess, access); }
 const char* to_string(HomeMode mode) { return name_of(kHomeModes, mode); }
+const char* to_string(GitMode mode) { return name_of(kGitModes, mode); }
 const char* to_string(NetMode mode) { return name_of(kNetModes, mode); }
 const char* to_string(OnUnlisted on_unlisted) { return name_of(kOnUnlisted, on_unlisted); }
 const char* to_string(SeccompLevel level) { return name_of(kSeccompLevels, level); }
@@ -111,6 +113,8 @@ nlohmann::ordered_json spec_to_json(const SandboxSpec& spec) {
   out["cwd"] = spec.cwd;
   out["home"] = to_string(spec.home);
   out["home_path"] = spec.home_path;
+  out["home_exposed"] = spec.home_exposed;
+  out["git"] = to_string(spec.git);
   out["hostname"] = spec.hostname;
   ojson mounts = ojson::array();
   for (const auto& m : spec.mounts) {
@@ -119,6 +123,7 @@ nlohmann::ordered_json spec_to_json(const SandboxSpec& spec) {
     step["source"] = m.source;
     step["target"] = m.target;
     step["optional"] = m.optional;
+    step["system"] = m.system;
     mounts.push_back(std::move(step));
   }
   out["mounts"] = std::move(mounts);
@@ -184,6 +189,8 @@ Result<SandboxSpec> spec_from_json(const nlohmann::json& in) {
   spec.cwd = r.get<std::string>(in, "cwd", "spec");
   spec.home = r.get_enum(kHomeModes, in, "home", "spec");
   spec.home_path = r.get<std::string>(in, "home_path", "spec");
+  spec.home_exposed = r.get<std::string>(in, "home_exposed", "spec");
+  spec.git = r.get_enum(kGitModes, in, "git", "spec");
   spec.hostname = r.get<std::string>(in, "hostname", "spec");
   if (const json* mounts = r.at(in, "mounts", "spec"); mounts && mounts->is_array()) {
     for (const auto& m : *mounts) {
@@ -192,6 +199,7 @@ Result<SandboxSpec> spec_from_json(const nlohmann::json& in) {
       step.source = r.get<std::string>(m, "source", "spec.mounts[]");
       step.target = r.get<std::string>(m, "target", "spec.mounts[]");
       step.optional = r.get<bool>(m, "optional", "spec.mounts[]");
+      step.system = r.get<bool>(m, "system", "spec.mounts[]");
       spec.mounts.push_back(std::move(step));
     }
   }

@@ -18,6 +18,7 @@ Result<SandboxSpec> spec_from_json(const nlohmann::json& json);
 const char* to_string(MountStep::Kind kind);
 const char* to_string(FsAccess access);
 const char* to_string(HomeMode mode);
+const char* to_string(GitMode mode);
 const char* to_string(NetMode mode);
 const char* to_string(OnUnlisted on_unlisted);
 const char* to_string(SeccompLevel level);

@@ -53,44 +53,28 @@ TEST(ProtectAppear, CreatingEnvrcIsAllowedButReported) {
   EXPECT_EQ(1u, changes.size()) << changes.dump();  // nothing else is named
 }
 
-TEST(ProtectAppear, ReplacingDotGitToPlantAHookIsReported) {
+TEST(ProtectAppear, DotGitCannotBeReplacedByADirectoryOrALink) {
   SandboxWorkspace w;
   std::string events = w.path("events.jsonl");
+  // Before .git was a mount point, both renames succeeded and the planted hook was only reported after the run.
   SandboxRun r = run_sandboxed(
       w.args({"--events", events}),
-      {"/bin/sh", "-c", "cd " + w.ws() + " && mv .git .git2 && mkdir -p .git/hooks && echo x > .git/hooks/pre-commit"});
-  ASSERT_EQ(0, r.status) << r.err;  // the rename is not stopped (only the protected paths are read-only)
-  EXPECT_EQ("x\n", SandboxWorkspace::read(w.ws() + "/.git/hooks/pre-commit"));
-  nlohmann::json changes = exit_changes(events);
-  for (const std::string& entry : {w.ws() + "/.git/hooks (replaced)", w.ws() + "/.git/hooks/pre-commit (created)",
-                                   w.ws() + "/.git/config (removed)"}) {
-    EXPECT_TRUE(lists(changes, entry)) << entry << " not in " << changes.dump();
-    EXPECT_NE(std::string::npos, r.err.find(stderr_line(entry))) << r.err;
-  }
-}
-
-TEST(ProtectAppear, ALinkSwappedInForGitIsReported) {
-  SandboxWorkspace w;
-  std::string events = w.path("events.jsonl");
-  SandboxRun r = run_sandboxed(w.args({"--events", events}),
-                               {"/bin/sh", "-c",
-                                "cd " + w.ws() + " && mkdir -p evil/hooks && echo x > evil/hooks/pre-commit && "
-                                "mv .git .git2 && ln -s evil .git"});
+      {"/bin/sh", "-c", "cd " + w.ws() + " && mkdir -p evil/hooks && echo x > evil/hooks/pre-commit && "
+                        "(mv .git .git2 || echo mv-refused) && (ln -s evil .git || echo link-refused)"});
   ASSERT_EQ(0, r.status) << r.err;
-  nlohmann::json changes = exit_changes(events);
-  // The scan never follows the link: the hooks directory is now reached through one, which is a replacement.
-  EXPECT_TRUE(lists(changes, w.ws() + "/.git/hooks (replaced)")) << changes.dump();
-  EXPECT_TRUE(lists(changes, w.ws() + "/.git/config (replaced)")) << changes.dump();
+  EXPECT_NE(std::string::npos, r.out.find("mv-refused")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("link-refused")) << r.out;  // .git is still there
+  EXPECT_EQ("[core]\n", SandboxWorkspace::read(w.ws() + "/.git/config"));
+  EXPECT_EQ("", SandboxWorkspace::read(w.ws() + "/.git/hooks/pre-commit"));
 }
 
 TEST(ProtectAppear, UntouchedProtectedPathsReportNothing) {
   SandboxWorkspace w;
   std::string events = w.path("events.jsonl");
-  // The neighbour: ordinary work in the workspace, including in .git beside the protected paths.
+  // The neighbour: ordinary work in the workspace, and reading .git.
   SandboxRun r = run_sandboxed(w.args({"--events", events}),
                                {"/bin/sh", "-c",
-                                "echo changed > " + w.ws() + "/public.txt && echo 'ref: refs/heads/x' > " + w.ws() +
-                                    "/.git/HEAD && cat " + w.ws() + "/.git/config"});
+                                "echo changed > " + w.ws() + "/public.txt && cat " + w.ws() + "/.git/config"});
   ASSERT_EQ(0, r.status) << r.err;
   EXPECT_EQ("[core]\n", r.out);
   EXPECT_EQ(std::string::npos, r.err.find("protected path")) << r.err;

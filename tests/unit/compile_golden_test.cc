@@ -45,7 +45,9 @@ TEST(CompileGolden, PythonDevProfile) { expect_golden(compile_profile("python-de
 TEST(CompileGolden, WorkspaceIsHomeShowsHideSteps) {
   CompileContext context = fake_context();
   context.cwd = "/home/user";
-  auto spec = compile_policy(PolicySource{"", "default"}, PolicyOverrides{}, context);
+  PolicyOverrides allow;
+  allow.allow_home_workspace = true;  // refused without it (workspace_guard_test.cc)
+  auto spec = compile_policy(PolicySource{"", "default"}, allow, context);
   ASSERT_TRUE(spec.is_ok()) << spec.status().message();
   expect_golden(*spec, "default-workspace-home");
 }
@@ -55,7 +57,7 @@ TEST(CompileGolden, ExtrasAndOverrides) {
 extends: default
 filesystem:
   read_only: [~/datasets, $HOME/cache-link]
-  read_write: [$TMPDIR]
+  read_write: [$TMPDIR/build]
   hide: [~/datasets/private]
 network:
   allow: [example.com, "*.example.org:443", {host: api.example.net, ports: [443, 8443]}]

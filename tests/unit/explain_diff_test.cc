@@ -41,8 +41,10 @@ TEST(Explain, DefaultProfileInPlainSentences) {
   EXPECT_TRUE(contains(e, "The home directory /home/user is empty, private and writable")) << e;
   EXPECT_TRUE(contains(e, "Hidden, although a parent is visible: /etc/gshadow, /etc/shadow, /etc/ssh.")) << e;
   EXPECT_TRUE(contains(e, "Read-only inside the workspace, because tools on the host run them later: "
-                          "/home/user/project/.git/hooks, /home/user/project/.git/config"))
+                          "/home/user/project/.git, /home/user/project/.envrc"))
       << e;
+  EXPECT_TRUE(contains(e, "Git: the workspace's repository metadata (.git) is read-only")) << e;
+  EXPECT_TRUE(contains(e, "Git repositories created or changed during the run")) << e;
   EXPECT_TRUE(contains(e, "Any other destination is asked about")) << e;
   EXPECT_TRUE(contains(e, "Creating namespaces (containers inside) is not allowed.")) << e;
   EXPECT_TRUE(contains(e, "memory 4 GiB, at most 1024 processes, files up to 16 GiB, at most 4096 open files.")) << e;
@@ -140,7 +142,7 @@ TEST(Schema, ListsExactlyTheKeysTheParserKnows) {
   for (auto& [k, v] : schema["properties"].items()) keys.push_back(k);
   EXPECT_EQ(policy::top_level_keys(), keys);
   EXPECT_EQ(false, schema["additionalProperties"]);
-  EXPECT_EQ(7u, schema["properties"]["filesystem"]["properties"].size());
+  EXPECT_EQ(9u, schema["properties"]["filesystem"]["properties"].size());
   EXPECT_EQ(7u, schema["properties"]["network"]["properties"].size());
   EXPECT_EQ(6u, schema["properties"]["limits"]["properties"].size());
 }

@@ -179,7 +179,8 @@ TEST(Compile, ProtectFollowsSymlinksOnlyWithinWritableBinds) {
   for (const auto& step : spec->mounts) {
     if (step.kind == MountStep::Kind::protect) protect_steps.push_back(step.target);
   }
-  EXPECT_EQ(std::vector<std::string>{"/home/user/project/.envrc"}, protect_steps);
+  // .git is read-only whole (filesystem.git: read_only, the default).
+  EXPECT_EQ((std::vector<std::string>{"/home/user/project/.git", "/home/user/project/.envrc"}), protect_steps);
 }
 
 TEST(Compile, ProtectOutsideWritableBindsIsNotWatched) {

@@ -15,7 +15,7 @@ const FakeHostFs& fake_host() {
     fs.symlink("/bin", "usr/bin").symlink("/sbin", "usr/sbin").symlink("/lib", "usr/lib");
     fs.symlink("/lib64", "usr/lib64");
     fs.dir("/etc").file("/etc/passwd").file("/etc/shadow").file("/etc/gshadow").dir("/etc/ssh");
-    fs.dir("/proc").dir("/dev").dir("/tmp");
+    fs.dir("/proc").dir("/dev").dir("/tmp/build");
     fs.dir("/home/user/.ssh").dir("/home/user/.aws").dir("/home/user/.config").dir("/home/user/datasets");
     fs.dir("/home/user/project/.git/hooks").file("/home/user/project/.git/config").dir("/home/user/project/.vscode");
     fs.file("/home/user/project/.envrc").dir("/home/user/project/src");

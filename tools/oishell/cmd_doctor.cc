@@ -4,10 +4,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "policy/compile.h"
 #include "runtime/kernel_probe.h"
 #include "runtime/limits.h"
 #include "tools/oishell/command.h"
@@ -85,8 +88,22 @@ int run_doctor(int argc, char** argv) {
     }
   }
   const KernelFacts& k = kernel_facts();
-  auto spec = compile_or_report(PolicyArg{{"", "default"}}, "doctor");
-  if (!spec) return kExitFailure;
+  // What the default profile enforces does not depend on where doctor runs: it is compiled with an empty directory
+  // of its own as the workspace (the current one may be refused as one: the home directory, /tmp).
+  char workspace[] = "/tmp/oishell-doctor-XXXXXX";
+  if (!::mkdtemp(workspace)) {
+    std::fprintf(stderr, "oishell doctor: mkdtemp: %s\n", std::strerror(errno));
+    return kExitFailure;
+  }
+  CompileContext context = CompileContext::from_process();
+  context.cwd = workspace;
+  auto spec = compile_policy(PolicySource{"", "default"}, PolicyOverrides{}, context);
+  ::rmdir(workspace);
+  if (!spec.is_ok()) {
+    std::fprintf(stderr, "oishell doctor: the default profile does not compile here:\n%s\n",
+                 spec.status().message().c_str());
+    return kExitFailure;
+  }
   std::vector<std::string> mechanisms;
   auto limits = ResourceLimits::prepare(spec->limits);  // made and removed again: the real answer for this user
   if (limits) {

@@ -24,7 +24,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: oishell run [--policy FILE | --profile NAME] [--workspace DIR] [--ro PATH]... [--rw PATH]...\n"
     "                   [--allow-domain D]... [--net none|proxy] [--env K=V]... [--timeout DUR] [--memory SIZE]\n"
-    "                   [--events FILE | --events-fd N] -- CMD [ARGS...]\n"
+    "                   [--allow-home-workspace] [--events FILE | --events-fd N] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD confined by the policy (the `default` profile unless --policy/--profile). Flags add to the policy;\n"
     "they never weaken a `hide` or `deny`.\n"
@@ -55,6 +55,7 @@ std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
       out->command.assign(argv + i, argv + argc);
       break;
     }
+    if (apply_policy_switch(arg, &out->overrides)) continue;
     std::string value;
     if (!read_option(argc, argv, &i, &arg, &value)) return "option " + arg + " needs a value";
     if (apply_policy_flag(arg, value, &out->source, &out->overrides)) continue;

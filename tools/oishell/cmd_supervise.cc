@@ -49,6 +49,7 @@ std::string parse(int argc, char** argv, SuperviseArgs* out, bool* help) {
       *help = true;
       return "";
     }
+    if (apply_policy_switch(arg, &out->overrides)) continue;
     std::string value;
     if (!read_option(argc, argv, &i, &arg, &value)) return "option " + arg + " needs a value";
     if (apply_policy_flag(arg, value, &out->source, &out->overrides)) continue;

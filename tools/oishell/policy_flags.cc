@@ -14,6 +14,12 @@ bool read_option(int argc, char** argv, int* i, std::string* flag, std::string* 
   return true;
 }
 
+bool apply_policy_switch(const std::string& flag, PolicyOverrides* overrides) {
+  if (flag != "--allow-home-workspace") return false;
+  overrides->allow_home_workspace = true;
+  return true;
+}
+
 bool apply_policy_flag(const std::string& flag, const std::string& value, PolicySource* source,
                        PolicyOverrides* overrides) {
   if (flag == "--policy") {
