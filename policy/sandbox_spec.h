@@ -17,7 +17,8 @@ struct MountStep {
   enum class Kind {
     bind_ro,   // host `source` bound read-only at `target`
     bind_rw,   // host `source` bound read-write at `target`
-    tmpfs,     // empty tmpfs at `target` (mode 0755; /tmp gets 01777)
+    tmpfs,     // an empty directory of the sandbox's one scratch tmpfs at `target` (mode 0755; /tmp 01777); /tmp,
+               // the home and /dev/shm share that tmpfs, 3/4 of the memory limit (runtime/mount_plan.h)
     proc,      // fresh procfs of the sandbox's pid namespace at `target`
     dev,       // minimal /dev at `target`: null zero full random urandom tty, devpts (ptmx), shm
     hide,      // `target` made absent: an empty read-only tmpfs on a dir, /dev/null-less empty file on a file

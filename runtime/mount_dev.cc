@@ -48,8 +48,8 @@ Status read_only_over_itself(int proc_fd, const char* name) {
 
 }  // namespace
 
-Status mount_minimal_dev(int target_fd) {
-  auto dev = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "64k"}},
+Status mount_minimal_dev(int target_fd, int shm_tree) {
+  auto dev = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "64k"}, {"nr_inodes", "64"}},
                                     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
   if (!dev.is_ok()) return dev.status();
   OI_TRY(mounts::attach(dev->get(), target_fd));
@@ -61,8 +61,9 @@ Status mount_minimal_dev(int target_fd) {
   OI_TRY_CTX(mount_at(dev_fd, "pts", "devpts", {{"ptmxmode", "0666"}, {"mode", "0620"}},
                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC),
              "/dev/pts");
-  OI_TRY_CTX(mount_at(dev_fd, "shm", "tmpfs", {{"mode", "1777"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV),
-             "/dev/shm");
+  auto shm = mounts::ensure(dev_fd, "shm", mounts::NodeType::directory);
+  if (!shm.is_ok()) return shm.status().with_context("/dev/shm");
+  OI_TRY_CTX(mounts::attach(shm_tree, shm->get()), "/dev/shm");
   const std::pair<const char*, const char*> links[] = {
       {"ptmx", "pts/ptmx"},           {"fd", "/proc/self/fd"},         {"stdin", "/proc/self/fd/0"},
       {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"}};
@@ -71,7 +72,9 @@ Status mount_minimal_dev(int target_fd) {
       return Status::from_errno(errno, std::string("symlinkat(\"/dev/") + name + "\")");
     }
   }
-  return Status::ok();
+  // Complete: nothing more may be created in /dev itself (its devices, devpts and /dev/shm are mounts of their own).
+  return mounts::set_attributes(dev_fd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false)
+      .with_context("/dev read-only");
 }
 
 Status mount_fresh_proc(int target_fd) {

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -62,6 +64,54 @@ Result<PreparedBind> prepare_bind(const MountStep& step) {
   return bind;
 }
 
+// Where the scratch tmpfs is attached in the new root while the plan is applied (then detached and removed).
+constexpr const char* kScratchName = ".oishell-scratch";
+
+// The sandbox's one scratch tmpfs (see apply_mount_plan): made at its first use; each tmpfs step, and /dev/shm,
+// gets a clone of a directory of its own in it.
+class Scratch {
+ public:
+  Scratch(int root_fd, uint64_t bytes) : root_fd_(root_fd), bytes_(bytes) {}
+
+  // A detached clone of a new directory of the scratch tmpfs, with exactly `mode`.
+  Result<UniqueFd> directory(mode_t mode) {
+    if (!fs_) {
+      auto fs = mounts::new_filesystem("tmpfs",
+                                       {{"mode", "0755"},
+                                        {"size", std::to_string(bytes_)},
+                                        {"nr_inodes", std::to_string(scratch_tmpfs_inodes(bytes_))}},
+                                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+      if (!fs.is_ok()) return fs.status().with_context("scratch tmpfs");
+      auto at = mounts::ensure(root_fd_, kScratchName, NodeType::directory);
+      if (!at.is_ok()) return at.status().with_context("scratch tmpfs");
+      OI_TRY_CTX(mounts::attach(fs->get(), at->get()), "scratch tmpfs");
+      fs_ = std::move(fs.value());  // names the attached tmpfs's root from now on
+    }
+    const std::string name = std::to_string(next_++);
+    if (::mkdirat(fs_.get(), name.c_str(), 0700) != 0) return Status::from_errno(errno, "mkdirat(scratch/" + name + ")");
+    if (::fchmodat(fs_.get(), name.c_str(), mode, 0) != 0) return Status::from_errno(errno, "fchmodat(scratch/" + name + ")");
+    int tree = sys::open_tree(fs_.get(), name.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (tree < 0) return Status::from_errno(errno, "open_tree(scratch/" + name + ", OPEN_TREE_CLONE)");
+    return UniqueFd(tree);
+  }
+
+  // Detaches the tmpfs from its place in the root (the clones keep it) and removes the mount point.
+  Status detach() {
+    if (!fs_) return Status::ok();
+    fs_.reset();
+    if (::fchdir(root_fd_) != 0) return Status::from_errno(errno, "fchdir(new root)");
+    if (::umount2(kScratchName, MNT_DETACH) != 0) return Status::from_errno(errno, "umount2(scratch tmpfs)");
+    if (::unlinkat(root_fd_, kScratchName, AT_REMOVEDIR) != 0) return Status::from_errno(errno, "rmdir(scratch)");
+    return Status::ok();
+  }
+
+ private:
+  int root_fd_;
+  uint64_t bytes_;
+  UniqueFd fs_;
+  int next_ = 0;
+};
+
 // `target` made absent: a directory gets an empty read-only tmpfs over it, anything else an empty mode-0000 file
 // bound read-only (so reading it fails with EACCES without capabilities). Absent targets need nothing.
 Status hide(int root_fd, const std::string& target, int empty_files_fd) {
@@ -71,7 +121,7 @@ Status hide(int root_fd, const std::string& target, int empty_files_fd) {
   if (::fstat(found->get(), &st) != 0) return Status::from_errno(errno, "fstat");
   if (S_ISLNK(st.st_mode)) return Status::error("cannot hide a symlink (compile resolves symlinks)");
   if (S_ISDIR(st.st_mode)) {
-    auto fs = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "4k"}},
+    auto fs = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "4k"}, {"nr_inodes", "2"}},
                                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     if (!fs.is_ok()) return fs.status();
     return mounts::attach(fs->get(), found->get());
@@ -96,7 +146,8 @@ Status protect(int root_fd, const std::string& target) {
 
 // A private tmpfs (never attached) holding the empty file that hidden files are bound from.
 Result<UniqueFd> make_empty_file_source() {
-  auto fs = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "4k"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  auto fs = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "4k"}, {"nr_inodes", "2"}},
+                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (!fs.is_ok()) return fs.status();
   int fd = ::openat(fs->get(), "empty", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
   if (fd < 0) return Status::from_errno(errno, "creating the empty file for hidden files");
@@ -117,7 +168,7 @@ Status make_symlink(int root_fd, const std::string& target, const std::string& c
   return Status::ok();
 }
 
-Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, UniqueFd* empty_files) {
+Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, UniqueFd* empty_files, Scratch& scratch) {
   switch (step.kind) {
     case MountStep::Kind::bind_ro:
     case MountStep::Kind::bind_rw: {
@@ -130,10 +181,9 @@ Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, Unique
       auto target = mounts::ensure(root_fd, step.target, NodeType::directory);
       if (!target.is_ok()) return target.status();
       bool sticky = step.target == "/tmp" || step.target == "/var/tmp" || step.target == "/dev/shm";
-      auto fs = mounts::new_filesystem("tmpfs", {{"mode", sticky ? "1777" : "0755"}},
-                                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-      if (!fs.is_ok()) return fs.status();
-      return mounts::attach(fs->get(), target->get());
+      auto dir = scratch.directory(sticky ? 01777 : 0755);
+      if (!dir.is_ok()) return dir.status();
+      return mounts::attach(dir->get(), target->get());
     }
     case MountStep::Kind::proc: {
       auto target = mounts::ensure(root_fd, step.target, NodeType::directory);
@@ -143,7 +193,9 @@ Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, Unique
     case MountStep::Kind::dev: {
       auto target = mounts::ensure(root_fd, step.target, NodeType::directory);
       if (!target.is_ok()) return target.status();
-      return mount_minimal_dev(target->get());
+      auto shm = scratch.directory(01777);
+      if (!shm.is_ok()) return shm.status().with_context("/dev/shm");
+      return mount_minimal_dev(target->get(), shm->get());
     }
     case MountStep::Kind::hide: {
       if (!*empty_files) {
@@ -172,6 +224,17 @@ Status pivot_into(int root_fd) {
 
 }  // namespace
 
+uint64_t scratch_tmpfs_bytes(const SandboxSpec& spec) {
+  // Three quarters: the processes keep a quarter, so that a full /tmp says ENOSPC before the memory cgroup (which
+  // counts tmpfs pages too) kills anything.
+  if (spec.limits.memory_bytes) return *spec.limits.memory_bytes / 4 * 3;
+  struct sysinfo info {};
+  if (::sysinfo(&info) != 0) return 1ULL << 30;
+  return static_cast<uint64_t>(info.totalram) * info.mem_unit / 2;
+}
+
+uint64_t scratch_tmpfs_inodes(uint64_t bytes) { return std::max<uint64_t>(8192, bytes / (16 * 1024)); }
+
 Status apply_mount_plan(const SandboxSpec& spec) {
   // Nothing done here may propagate back to the host.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
@@ -181,12 +244,14 @@ Status apply_mount_plan(const SandboxSpec& spec) {
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
     const MountStep& step = spec.mounts[i];
     if (!is_bind(step)) continue;
-    auto prepared = prepare_bind(step);
-    if (!prepared.is_ok()) return prepared.status().with_context(describe(step));
-    binds[i] = std::move(prepared.value());
+    auto bind = prepare_bind(step);
+    if (!bind.is_ok()) return bind.status().with_context(describe(step));
+    binds[i] = std::move(bind.value());
   }
 
-  auto root = mounts::new_filesystem("tmpfs", {{"mode", "0755"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  // The root holds only mount points: small, and read-only once they exist.
+  auto root = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "1m"}, {"nr_inodes", "16384"}},
+                                     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (!root.is_ok()) return root.status().with_context("new root");
   // The root needs a mount point in this namespace for pivot_root; the host's /tmp is as good as any (it is
   // only covered in this private namespace, and every bind source was opened above).
@@ -195,9 +260,11 @@ Status apply_mount_plan(const SandboxSpec& spec) {
   OI_TRY_CTX(mounts::attach(root->get(), mount_point->get()), "new root: attach on /tmp");
 
   UniqueFd empty_files;
+  Scratch scratch(root->get(), scratch_tmpfs_bytes(spec));
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
-    OI_TRY_CTX(apply_step(spec.mounts[i], &binds[i], root->get(), &empty_files), describe(spec.mounts[i]));
+    OI_TRY_CTX(apply_step(spec.mounts[i], &binds[i], root->get(), &empty_files, scratch), describe(spec.mounts[i]));
   }
+  OI_TRY(scratch.detach());
   OI_TRY_CTX(mounts::set_attributes(root->get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false),
              "new root: read-only");
   return pivot_into(root->get()).with_context("pivot_root");

@@ -16,7 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/startup_trace.h"
+#include "policy/units.h"
 #include "runtime/fd_passing.h"
+#include "runtime/mount_plan.h"
 #include "runtime/init_spec_codec.h"
 #include "runtime/seccomp.h"
 #include "runtime/sys/syscalls.h"
@@ -184,6 +186,13 @@ std::vector<std::string> SupervisedSandbox::enforced() const {
                 (notifier_ ? ", denials reported" : ""));
   if (limits_) {
     for (const auto& m : limits_->mechanisms()) out.push_back("limits: " + m);
+  }
+  {
+    const uint64_t bytes = scratch_tmpfs_bytes(spec_);
+    out.push_back("limits: tmpfs: /tmp, the home and /dev/shm share " + policy::format_size(bytes) + " (" +
+                  std::to_string(scratch_tmpfs_inodes(bytes)) + " files; " +
+                  (spec_.limits.memory_bytes ? "3/4 of the memory limit" : "half of RAM: no memory limit") +
+                  ") on one size-limited tmpfs: ENOSPC beyond it, with or without cgroups");
   }
   if (spec_.limits.wall_time_ms) out.push_back("limits: wall time " + format_duration_ms(*spec_.limits.wall_time_ms) + " (supervisor)");
   out.push_back(spec_.network.mode == NetMode::none

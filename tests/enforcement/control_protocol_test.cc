@@ -60,10 +60,11 @@ TEST(ControlProtocol, MalformedMessagesAreRefused) {
 
 SandboxSpec init_spec_example() {
   SandboxSpec spec;
-  spec.mounts = {{MountStep::Kind::bind_ro, "/usr", "/usr", false},
-                 {MountStep::Kind::bind_rw, "/home/u/p", "/home/u/p", false},
-                 {MountStep::Kind::symlink, "usr/bin", "/bin", false},
-                 {MountStep::Kind::hide, "", "/home/u/p/.ssh", true}};
+  spec.mounts = {{MountStep::Kind::bind_ro, "/usr", "/usr", false, true},
+                 {MountStep::Kind::bind_rw, "/home/u/p", "/home/u/p", false, false},
+                 {MountStep::Kind::symlink, "usr/bin", "/bin", false, false},
+                 {MountStep::Kind::hide, "", "/home/u/p/.ssh", true, false}};
+  spec.limits.memory_bytes = 3ULL << 30;  // sizes the scratch tmpfs
   spec.hostname = "box";
   spec.landlock.required = false;
   spec.landlock.paths = {{"/usr", FsAccess::read_exec}, {"/dev", FsAccess::dev}};
@@ -92,7 +93,9 @@ TEST(InitSpecCodec, CarriesWhatInitAppliesAndNothingElse) {
     EXPECT_EQ(decoded->mounts[i].source, spec.mounts[i].source);
     EXPECT_EQ(decoded->mounts[i].target, spec.mounts[i].target);
     EXPECT_EQ(decoded->mounts[i].optional, spec.mounts[i].optional);
+    EXPECT_EQ(decoded->mounts[i].system, spec.mounts[i].system);
   }
+  EXPECT_EQ(decoded->limits.memory_bytes, std::optional<uint64_t>(3ULL << 30));
   EXPECT_EQ(decoded->hostname, "box");
   EXPECT_FALSE(decoded->landlock.required);
   ASSERT_EQ(decoded->landlock.paths.size(), 2u);
@@ -113,13 +116,14 @@ TEST(InitSpecCodec, CarriesWhatInitAppliesAndNothingElse) {
 TEST(InitSpecCodec, MalformedBytesAreRefused) {
   const std::string bytes = encode_init_spec(init_spec_example());
   ASSERT_TRUE(decode_init_spec(bytes).is_ok());
+  // Cut inside the last field (the memory limit, 8 bytes): the reader says where that field began.
   EXPECT_EQ(decode_init_spec(bytes.substr(0, bytes.size() - 1)).status().message(),
-            "`spec`: malformed at byte " + std::to_string(bytes.size() - 2) + " of " +
+            "`spec`: malformed at byte " + std::to_string(bytes.size() - 8) + " of " +
                 std::to_string(bytes.size() - 1));
   EXPECT_FALSE(decode_init_spec(bytes + std::string(1, '\0')).is_ok());
   std::string other_format = bytes;
-  other_format[0] = 2;
-  EXPECT_EQ(decode_init_spec(other_format).status().message(), "`spec`: format 2, expected 1");
+  other_format[0] = 1;
+  EXPECT_EQ(decode_init_spec(other_format).status().message(), "`spec`: format 1, expected 2");
   std::string bad_kind = bytes;
   bad_kind[8] = 99;  // the first mount step's kind, after the format (4) and the count (4)
   EXPECT_EQ(decode_init_spec(bad_kind).status().message(), "`spec`: malformed at byte 9 of " +
