@@ -64,14 +64,20 @@ void scrub_inherited_environment() {
   environ = empty;
 }
 
-// `spec`: the part of the compiled policy init applies (runtime/init_spec_codec.h).
-Result<SandboxSpec> wait_for_spec() {
+// `spec`: the part of the compiled policy init applies (runtime/init_spec_codec.h); for a root caller, with the
+// id-mapped trees of the policy's binds (runtime/idmapped_binds.h).
+Result<SandboxSpec> wait_for_spec(std::vector<UniqueFd>* idmapped) {
   auto message = receive_message(g_control);
   if (!message.is_ok()) return message.status();
   if (message->payload.empty()) _exit(0);  // the supervisor is gone (e.g. the policy did not compile)
   auto decoded = control::decode(message->payload);
   if (!decoded.is_ok()) return decoded.status();
   if (decoded->kind != control::Kind::spec) return Status::error("expected `spec` from the supervisor");
+  if (message->fds.size() != static_cast<size_t>(decoded->number)) {
+    return Status::error("`spec`: " + std::to_string(message->fds.size()) + " descriptors, expected " +
+                         std::to_string(decoded->number));
+  }
+  *idmapped = std::move(message->fds);
   return decode_init_spec(decoded->data);
 }
 
@@ -157,8 +163,8 @@ Status tidy_fds() {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
-  // 1. uid/gid maps: the supervisor's ids mapped to themselves.
-  check("uid/gid maps", write_own_id_maps(args.uid, args.gid));
+  // 1. uid/gid maps: the supervisor's ids mapped to themselves; a root caller's are written by the supervisor.
+  if (!args.root_caller) check("uid/gid maps", write_own_id_maps(args.uid, args.gid));
   // Only now (/proc/self/uid_map had to be opened): make /proc/1/* (environ, mem, root, cwd, fd) inaccessible to
   // the sandboxed processes.
   check("non-dumpable", errno_status(::prctl(PR_SET_DUMPABLE, 0), "prctl(PR_SET_DUMPABLE, 0)"));
@@ -166,12 +172,15 @@ Status tidy_fds() {
   check("namespaces", errno_status(::unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
                                    "unshare(CLONE_NEWNET|CLONE_NEWIPC|CLONE_NEWUTS)"));
   trace_startup("init: ids mapped");
-  auto received = wait_for_spec();
+  std::vector<UniqueFd> idmapped;
+  auto received = wait_for_spec(&idmapped);
   if (!received.is_ok()) fail("receiving the policy", received.status());
   const SandboxSpec& spec = *received;
   trace_startup("init: policy received");
+  // The supervisor wrote a root caller's maps before it sent `spec`.
+  if (args.root_caller) check("uid/gid maps", become_namespace_root());
   // 2. Mount namespace: the policy's tree on a new root.
-  check("mount namespace", apply_mount_plan(spec));
+  check("mount namespace", apply_mount_plan(spec, std::move(idmapped)));
   trace_startup("init: mounts built");
   check("uts namespace", errno_status(::sethostname(spec.hostname.data(), spec.hostname.size()), "sethostname"));
   // 3. Network namespace: loopback up, relay listeners handed to the supervisor.

@@ -11,6 +11,9 @@ struct InitArgs {
   int control_fd = -1;  // SOCK_SEQPACKET to the supervisor
   uid_t uid = 0;        // the supervisor's euid and egid, mapped to themselves inside
   gid_t gid = 0;
+  // A root caller: the supervisor writes init's maps (0 inside, an unused id outside: runtime/userns.h) before
+  // it sends `spec`, and the binds of the policy arrive id-mapped with `spec` (runtime/idmapped_binds.h).
+  bool root_caller = false;
   // The caller's CPU set: InitProcess runs init beside the supervisor during the set-up, and init takes this set
   // back before it starts anything, so that the sandbox's processes get every CPU the caller had.
   cpu_set_t cpus{};

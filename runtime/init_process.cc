@@ -6,10 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <cerrno>
+#include <string>
 
 #include "runtime/init.h"
 #include "runtime/sys/syscalls.h"
+#include "runtime/userns.h"
 
 namespace oishell {
 namespace {
@@ -46,6 +50,13 @@ Result<InitProcess> InitProcess::clone() {
   init_args.uid = ::geteuid();
   init_args.gid = ::getegid();
   init_args.restore_cpus = ::sched_getaffinity(0, sizeof init_args.cpus, &init_args.cpus) == 0;
+  init_args.root_caller = init_args.uid == 0;
+  uint32_t outside_id = 0;
+  if (init_args.root_caller) {
+    auto id = root_caller_outside_id();
+    if (!id.is_ok()) return id.status();
+    outside_id = *id;
+  }
   int pidfd = -1;
   clone_args args{};
   args.flags = kNamespaces | CLONE_PIDFD;
@@ -65,6 +76,13 @@ Result<InitProcess> InitProcess::clone() {
   init.pid_ = static_cast<pid_t>(pid);
   init.pidfd_.reset(pidfd);
   init.control_ = std::move(ours);
+  if (init_args.root_caller) {
+    // Init waits for `spec` before it needs its ids; the maps are written first (one more write than init's own).
+    OI_TRY(write_root_caller_maps(init.pid_, outside_id));
+    const std::string ns = "/proc/" + std::to_string(init.pid_) + "/ns/user";
+    init.userns_.reset(::open(ns.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!init.userns_) return Status::from_errno(errno, "open("" + ns + "")").with_context("root caller");
+  }
   return init;
 }
 
@@ -76,6 +94,7 @@ InitProcess& InitProcess::operator=(InitProcess&& other) noexcept {
     pid_ = other.pid_;
     pidfd_ = std::move(other.pidfd_);
     control_ = std::move(other.control_);
+    userns_ = std::move(other.userns_);
     other.pid_ = -1;
   }
   return *this;
@@ -90,10 +109,11 @@ void InitProcess::kill_and_reap() {
   pid_ = -1;
 }
 
-void InitProcess::release(pid_t* pid, UniqueFd* pidfd, UniqueFd* control) {
+void InitProcess::release(pid_t* pid, UniqueFd* pidfd, UniqueFd* control, UniqueFd* userns) {
   *pid = pid_;
   *pidfd = std::move(pidfd_);
   *control = std::move(control_);
+  *userns = std::move(userns_);
   pid_ = -1;
 }
 

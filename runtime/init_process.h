@@ -26,9 +26,11 @@ class InitProcess {
   pid_t pid() const { return pid_; }
   int pidfd() const { return pidfd_.get(); }
   int control() const { return control_.get(); }
+  // A root caller's init (runtime/userns.h): its user namespace, for id-mapping the policy's binds; else invalid.
+  int userns() const { return userns_.get(); }
 
   // The supervisor takes over: it kills and reaps init from now on.
-  void release(pid_t* pid, UniqueFd* pidfd, UniqueFd* control);
+  void release(pid_t* pid, UniqueFd* pidfd, UniqueFd* control, UniqueFd* userns);
 
  private:
   void kill_and_reap();
@@ -36,6 +38,7 @@ class InitProcess {
   pid_t pid_ = -1;
   UniqueFd pidfd_;
   UniqueFd control_;  // SOCK_SEQPACKET, the supervisor's end
+  UniqueFd userns_;   // root callers only
 };
 
 }  // namespace oishell

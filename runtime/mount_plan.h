@@ -15,11 +15,13 @@ namespace oishell {
 // anything is mounted, so no later mount can change what a source names); mount the tmpfs root; apply the
 // steps of spec.mounts in order (binds, tmpfs, proc, dev, hide, protect); make the root read-only; pivot_root
 // into it and detach the old root. Afterwards only the policy's paths exist.
+// `idmapped`: for a root caller, one prepared tree per step for which takes_idmapped_tree() holds, in order
+// (runtime/idmapped_binds.h), attached instead of a clone made here; empty otherwise.
 // Every tmpfs has a size: /tmp, a tmpfs home and /dev/shm are directories of one scratch tmpfs of
 // scratch_tmpfs_bytes(spec) (together they stay within the memory limit, with or without cgroups: ENOSPC, not
 // host memory pressure), and the root, /dev and hidden directories are small and read-only (/dev from when it is
 // complete).
-Status apply_mount_plan(const SandboxSpec& spec);
+Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> idmapped);
 
 // The scratch tmpfs's size: three quarters of the memory limit, else half of the host's RAM (the kernel's default
 // for one tmpfs).

@@ -16,8 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/startup_trace.h"
-#include "policy/units.h"
 #include "runtime/fd_passing.h"
+#include "policy/units.h"
+#include "runtime/idmapped_binds.h"
 #include "runtime/mount_plan.h"
 #include "runtime/init_spec_codec.h"
 #include "runtime/seccomp.h"
@@ -80,10 +81,24 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
     if (!cloned.is_ok()) return cloned.status();
     options.init = std::move(cloned.value());
   }
-  options.init.release(&init_pid_, &init_pidfd_, &control_);
+  UniqueFd userns;
+  options.init.release(&init_pid_, &init_pidfd_, &control_, &userns);
   control::ControlMessage spec_message{control::Kind::spec};
   spec_message.data = encode_init_spec(spec_);
-  if (Status sent = send(spec_message); !sent.is_ok()) return init_failure_or(sent.with_context("sending the policy"));
+  std::vector<UniqueFd> idmapped;  // a root caller's binds (runtime/idmapped_binds.h), sent with `spec`
+  if (userns) {
+    auto trees = prepare_idmapped_binds(spec_, userns.get());
+    if (!trees.is_ok()) return trees.status();
+    idmapped = std::move(trees.value());
+    root_caller_ = true;
+  }
+  std::vector<int> idmapped_fds;
+  for (const auto& tree : idmapped) idmapped_fds.push_back(tree.get());
+  spec_message.number = static_cast<int>(idmapped_fds.size());
+  if (Status sent = send(spec_message, idmapped_fds); !sent.is_ok()) {
+    return init_failure_or(sent.with_context("sending the policy"));
+  }
+  idmapped.clear();
   trace_startup("supervisor: policy sent");
   protect_.snapshot(spec_.protected_paths);
   wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -173,8 +188,11 @@ Status SupervisedSandbox::init_failure_or(Status status) {
 
 std::vector<std::string> SupervisedSandbox::enforced() const {
   std::vector<std::string> out;
-  out.push_back("namespaces: user (uid " + std::to_string(::geteuid()) +
-                " mapped to itself), mount, pid, net, ipc, uts, cgroup");
+  out.push_back(root_caller_
+                    ? std::string("namespaces: user (root inside, an unused id outside: root-only host files are "
+                                  "unreadable; the policy's paths id-mapped), mount, pid, net, ipc, uts, cgroup")
+                    : "namespaces: user (uid " + std::to_string(::geteuid()) +
+                          " mapped to itself), mount, pid, net, ipc, uts, cgroup");
   out.push_back("filesystem: " + std::to_string(spec_.mounts.size()) +
                 " mount steps on a read-only tmpfs root, old root detached");
   out.push_back("landlock: ABI " + std::to_string(landlock_abi_));

@@ -104,6 +104,7 @@ class SupervisedSandbox final : public Sandbox {
   UniqueFd init_pidfd_;
   pid_t init_pid_ = -1;
   int landlock_abi_ = 0;
+  bool root_caller_ = false;  // runtime/userns.h
   std::vector<std::string> degradations_;
   std::vector<std::string> protected_reported_;
   std::optional<SentSpawn> first_process_;
