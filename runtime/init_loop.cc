@@ -12,12 +12,14 @@
 #include <cerrno>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/unique_fd.h"
 #include "runtime/control_protocol.h"
 #include "runtime/fd_passing.h"
+#include "runtime/pty.h"
 
 namespace oishell {
 namespace {
@@ -107,14 +109,26 @@ class Spawner {
     int err = 0;
     pid_t pid = -1;
     std::string step = "exec";
+    std::optional<Pty> pty;
     if (request.argv.empty() || fds.size() < static_cast<size_t>(kStdioCount)) {
       err = EINVAL;
     } else if (struct stat st; !request.cwd.empty() && ::stat(request.cwd.c_str(), &st) != 0) {
       // Checked here because posix_spawn's errno would not say whether chdir or exec failed.
       err = errno;
       step = "cwd";
+    } else if (!request.data.empty()) {
+      // A terminal of the sandbox's own (runtime/pty.h): its master goes back to the supervisor with the reply.
+      auto terminal = decode_terminal_request(request.data);
+      auto opened = terminal.is_ok() ? open_sandbox_pty(*terminal) : Result<Pty>(terminal.status());
+      if (!opened.is_ok()) {
+        err = opened.status().errno_value() ? opened.status().errno_value() : EINVAL;
+        step = "terminal";
+      } else {
+        pty = std::move(opened.value());
+        err = start_process(request, fds, &*terminal, pty->slave_path, &pid);
+      }
     } else {
-      err = start_process(request, fds, &pid);
+      err = start_process(request, fds, nullptr, "", &pid);
     }
     if (err == 0) {
       reply.kind = control::Kind::spawned;
@@ -127,10 +141,16 @@ class Spawner {
       reply.step = step;
       reply.message = step == "cwd" ? request.cwd : request.argv.empty() ? "empty argv" : request.argv[0];
     }
-    (void)send_message(control_, control::encode(reply));
-  }
+    std::vector<int> reply_fds;
+    if (err == 0 && pty) reply_fds.push_back(pty->master.get());
+    (void)send_message(control_, control::encode(reply), reply_fds);
+  }  // init's copy of a terminal's master closes here: the supervisor's is the only one
 
-  static int start_process(const control::ControlMessage& request, const std::vector<UniqueFd>& fds, pid_t* pid) {
+  // `terminal`: the process is a session leader whose controlling terminal is `slave_path`, at the fds the request
+  // marks; posix_spawn makes the session (POSIX_SPAWN_SETSID) before its file actions, so the first open of the
+  // slave without O_NOCTTY makes it the controlling terminal, with the process's group in the foreground.
+  static int start_process(const control::ControlMessage& request, const std::vector<UniqueFd>& fds,
+                           const TerminalRequest* terminal, const std::string& slave_path, pid_t* pid) {
     std::string path;
     if (int err = resolve_program(request.argv[0], request.env, &path); err != 0) return err;
     // Move the received fds out of the way of their targets (0..n-1) before dup2-ing them into place.
@@ -145,7 +165,11 @@ class Spawner {
     posix_spawn_file_actions_init(&actions);
     posix_spawnattr_init(&attr);
     for (size_t i = 0; i < high.size(); ++i) {
-      posix_spawn_file_actions_adddup2(&actions, high[i].get(), static_cast<int>(i));
+      if (terminal && i < static_cast<size_t>(kStdioCount) && terminal->stdio[i]) {
+        posix_spawn_file_actions_addopen(&actions, static_cast<int>(i), slave_path.c_str(), O_RDWR, 0);
+      } else {
+        posix_spawn_file_actions_adddup2(&actions, high[i].get(), static_cast<int>(i));
+      }
     }
     posix_spawn_file_actions_addclosefrom_np(&actions, static_cast<int>(high.size()));
     if (!request.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, request.cwd.c_str());
@@ -154,8 +178,14 @@ class Spawner {
     sigfillset(&all);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (terminal) {
+      flags |= POSIX_SPAWN_SETSID;  // its own session (and process group), for its controlling terminal
+    } else {
+      posix_spawnattr_setpgroup(&attr, 0);
+      flags |= POSIX_SPAWN_SETPGROUP;
+    }
+    posix_spawnattr_setflags(&attr, flags);
     std::vector<char*> argv, envp;
     for (const auto& a : request.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

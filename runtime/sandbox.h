@@ -20,6 +20,7 @@
 #include "policy/sandbox_spec.h"
 #include "runtime/events.h"
 #include "runtime/init_process.h"
+#include "runtime/pty.h"
 #include "runtime/relay/relay.h"
 
 namespace oishell {
@@ -33,6 +34,9 @@ struct SpawnRequest {
   Stdio stdio = Stdio::pipes;
   // Extra fds the process gets at 3, 4, ... (e.g. an executor's control channel); the supervisor keeps its ends.
   std::vector<int> extra_fds;
+  // A terminal of the sandbox's own (runtime/pty.h) at the stdio fds it marks (the others as `stdio` says) and as
+  // the process's controlling terminal; its master comes back in Spawned::terminal.
+  std::optional<TerminalRequest> terminal;
 };
 
 struct Spawned {
@@ -40,6 +44,7 @@ struct Spawned {
   UniqueFd stdin_fd;         // write end (pipes mode)
   UniqueFd stdout_fd;        // read end (pipes mode)
   UniqueFd stderr_fd;        // read end (pipes mode)
+  UniqueFd terminal;         // the master of the process's terminal (SpawnRequest::terminal)
 };
 
 struct ExitInfo {

@@ -341,6 +341,7 @@ Result<SupervisedSandbox::SentSpawn> SupervisedSandbox::send_spawn(const SpawnRe
     }
   }
   fds.insert(fds.end(), request.extra_fds.begin(), request.extra_fds.end());
+  if (request.terminal) message.data = encode_terminal_request(*request.terminal);
 
   std::lock_guard lock(mutex_);
   if (init_gone_ || shut_down_) return Status::from_errno(ECHILD, "spawn: the sandbox is no longer running");
@@ -377,13 +378,17 @@ Result<Spawned> SupervisedSandbox::await_spawn(SentSpawn sent) {
     pending_spawns_.erase(id);
     return Status::error("spawn: the sandbox's monitor stopped before init answered");
   }
-  SpawnReply reply = pending_spawns_[id];
+  SpawnReply reply = std::move(pending_spawns_[id]);
   pending_spawns_.erase(id);
+  if (reply.error && reply.message == "terminal") {
+    return Status::error("a terminal for the command inside the sandbox: " + errno_text(reply.error));
+  }
   if (reply.error && reply.message == "cwd") {
     // Not the command's fault: no errno in the Status, so that callers do not report "command not found".
     return Status::error("working directory " + sent.cwd + " inside the sandbox: " + errno_text(reply.error));
   }
   if (reply.error) return Status::from_errno(reply.error, "exec \"" + sent.program + "\"");
+  sent.spawned.terminal = std::move(reply.terminal);
   return std::move(sent.spawned);
 }
 

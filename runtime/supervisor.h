@@ -58,6 +58,7 @@ class SupervisedSandbox final : public Sandbox {
     bool done = false;
     int error = 0;
     std::string message;
+    UniqueFd terminal;  // the terminal's master, for SpawnRequest::terminal
   };
 
   SupervisedSandbox(const SandboxSpec& spec, EventSink& events);

@@ -116,6 +116,7 @@ void SupervisedSandbox::on_control_message() {
       if (spec_.limits.wall_time_ms) process.deadline_ms = now_ms() + static_cast<int64_t>(*spec_.limits.wall_time_ms);
       live_[m.id] = process;
       pending_spawns_[m.id].done = true;
+      if (!message->fds.empty()) pending_spawns_[m.id].terminal = std::move(message->fds[0]);
       if (first_process_id_ && m.id == first_process_id_) {
         // Init handles messages in order: the signal reaches the process it has just started.
         first_process_live_ = true;
@@ -125,7 +126,7 @@ void SupervisedSandbox::on_control_message() {
       break;
     }
     case control::Kind::spawn_failed:
-      pending_spawns_[m.id] = {true, m.number, m.step == "cwd" ? "cwd" : ""};
+      pending_spawns_[m.id] = {true, m.number, m.step == "cwd" || m.step == "terminal" ? m.step : "", {}};
       break;
     case control::Kind::exited: {
       if (!live_.count(m.id)) break;

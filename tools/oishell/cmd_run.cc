@@ -10,10 +10,18 @@
 #include <string>
 #include <vector>
 
+#include <sys/ioctl.h>
+#include <termios.h>
+
+#include <mutex>
+#include <optional>
+
+#include "base/terminal_text.h"
 #include "policy/compile.h"
 #include "base/startup_trace.h"
 #include "runtime/event_log.h"
 #include "runtime/sandbox.h"
+#include "runtime/terminal_relay.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/policy_flags.h"
 #include "tools/oishell/run_ask.h"
@@ -76,7 +84,9 @@ std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
   return "";
 }
 
-// Events go to the --events destination (if any); what the user must know also goes to stderr.
+// Events go to the --events destination (if any); what the user must know also goes to stderr, with everything
+// that came from inside (paths, names) escaped. While the command's terminal is relayed (raw mode, the command's
+// screen), the lines wait and are printed once the terminal is the user's again.
 class RunEventSink final : public EventSink {
  public:
   explicit RunEventSink(std::unique_ptr<EventSink> file) : file_(std::move(file)) {}
@@ -85,22 +95,60 @@ class RunEventSink final : public EventSink {
     const std::string kind = event.value("event", "");
     if (kind == "start" && event.contains("degraded")) {
       for (const auto& d : event["degraded"]) {
-        if (d.is_string()) std::fprintf(stderr, "oishell: degraded: %s\n", d.get<std::string>().c_str());
+        if (d.is_string()) say("degraded: " + escape_for_terminal(d.get<std::string>()));
       }
     }
     const char* key = kind == "exit" ? "protected_changed" : kind == "protected_changed" ? "paths" : nullptr;
     if (key && event.contains(key)) {
       for (const auto& p : event[key]) {
-        if (p.is_string()) {
-          std::fprintf(stderr, "oishell: protected path changed during the run: %s\n", p.get<std::string>().c_str());
-        }
+        if (p.is_string()) say("protected path changed during the run: " + escape_for_terminal(p.get<std::string>()));
       }
     }
+    if (kind == "repo_neutralised") {
+      say("git repository neutralised: " + escape_for_terminal(event.value("path", "")) + ": " +
+          escape_for_terminal(event.value("found", "")) + "; " + escape_for_terminal(event.value("action", "")));
+    }
+  }
+  void hold(bool on) {
+    std::lock_guard lock(mutex_);
+    holding_ = on;
+    if (on) return;
+    for (const auto& line : held_) std::fprintf(stderr, "oishell: %s\n", line.c_str());
+    held_.clear();
   }
 
  private:
+  void say(const std::string& line) {
+    std::lock_guard lock(mutex_);
+    if (holding_) {
+      held_.push_back(line);
+    } else {
+      std::fprintf(stderr, "oishell: %s\n", line.c_str());
+    }
+  }
   std::unique_ptr<EventSink> file_;
+  std::mutex mutex_;
+  bool holding_ = false;
+  std::vector<std::string> held_;
 };
+
+// When any of fds 0-2 is the user's terminal, the command gets a terminal of the sandbox's own at those fds
+// (runtime/pty.h), relayed by this process (runtime/terminal_relay.h): the user's terminal never enters.
+std::optional<TerminalRequest> terminal_request() {
+  TerminalRequest request;
+  bool any = false;
+  for (int fd = 0; fd < 3; ++fd) {
+    request.stdio[fd] = ::isatty(fd) == 1;
+    if (request.stdio[fd] && !any) {
+      any = true;
+      (void)::ioctl(fd, TIOCGWINSZ, &request.size);
+    }
+  }
+  if (!any) return std::nullopt;
+  termios modes;
+  if (request.stdio[0] && ::tcgetattr(0, &modes) == 0) request.modes = modes;
+  return request;
+}
 
 // A forwarded signal that came before the command could get it, taken from the pending set; 0 when none.
 int take_pending_signal(const sigset_t& forwarded) {
@@ -173,6 +221,7 @@ int run(int argc, char** argv) {
   SpawnRequest request;
   request.argv = args.command;
   request.stdio = SpawnRequest::Stdio::inherit;
+  request.terminal = terminal_request();
   options.first_process = request;
   // This thread waits on the sandbox from here to the command's end, so it serves the sandbox itself.
   options.monitor_on_caller = true;
@@ -204,9 +253,39 @@ int run(int argc, char** argv) {
     return kExitSandboxFailed;
   }
   trace_startup("run: command started");
+  std::unique_ptr<TerminalRelay> terminal;
+  UniqueFd terminal_output;  // when only stdin is the terminal: where the terminal's echo goes
+  if (spawned->terminal) {
+    TerminalRelay::Ends ends;
+    ends.input = request.terminal->stdio[0] ? 0 : -1;
+    ends.output = request.terminal->stdio[1] ? 1 : request.terminal->stdio[2] ? 2 : -1;
+    if (ends.output < 0) {
+      terminal_output.reset(::open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC));
+      ends.output = terminal_output.get();
+    }
+    // No question is being asked while the terminal changes hands.
+    auto no_question = asker.hold_questions();
+    auto started = TerminalRelay::start(std::move(spawned->terminal), ends);
+    if (!started.is_ok()) {
+      (*sandbox)->shutdown();
+      std::fprintf(stderr, "oishell: the command's terminal: %s\n", started.status().message().c_str());
+      return kExitSandboxFailed;
+    }
+    terminal = std::move(started.value());
+    asker.attach_terminal(terminal.get());
+    events.hold(true);
+  }
   auto exit = (*sandbox)->wait(spawned->id);
   // The command's end is the sandbox's end: whatever it left running (a daemon) dies with init now.
   trace_startup("run: command exited");
+  if (terminal) {
+    {
+      auto no_question = asker.hold_questions();
+      asker.attach_terminal(nullptr);
+    }
+    terminal->finish();
+    events.hold(false);
+  }
   (*sandbox)->shutdown();
   trace_startup("run: sandbox torn down");
   if (!exit.is_ok()) {
