@@ -96,7 +96,12 @@ class Sandbox {
   virtual void answer_ask(uint64_t ask_id, relay::AskAnswer answer) = 0;
   // What was enforced and what degraded, as sentences; also sent in the "start" event.
   virtual const std::vector<std::string>& degradations() const = 0;
-  // Kills every process inside and tears down; reports protected paths that changed. Idempotent.
+  // Between two code blocks (an executor's block ended): what the host runs later and the sandbox changed so far —
+  // protected paths (`protected_changed`) and git repositories, neutralised (`repo_neutralised`) — is reported now,
+  // before the block's `done`, so the user and the model learn it with the block that did it. Nothing by default.
+  virtual void check_host_integrity() {}
+  // Kills every process inside and tears down; reports protected paths that changed and neutralises git
+  // repositories planted during the run (runtime/repo_guard.h). Idempotent.
   virtual void shutdown() = 0;
 };
 

@@ -76,6 +76,8 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   }
   auto interrupted = [] { return Status::from_errno(EINTR, "sandbox set-up stopped by a forwarded signal"); };
   if (forwarded_signal_pending()) return interrupted();
+  // Before the sandbox can write anything: what is written from here on was written during the run.
+  start_repo_guard();
   if (!options.init.valid()) {
     auto cloned = InitProcess::clone();
     if (!cloned.is_ok()) return cloned.status();
@@ -101,6 +103,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   idmapped.clear();
   trace_startup("supervisor: policy sent");
   protect_.snapshot(spec_.protected_paths);
+  if (repo_guard_) repo_guard_->snapshot_async();
   wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   exits_ready_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_ || !exits_ready_) return Status::from_errno(errno, "eventfd");
@@ -285,9 +288,12 @@ void SupervisedSandbox::record_exit(ExitInfo info) {
     event["exit_code"] = info.exit_code;
   }
   if (!info.reason.empty()) event["reason"] = info.reason;
-  std::vector<std::string> changed = protect_.changes();
-  if (!changed.empty()) event["protected_changed"] = changed;
-  protected_reported_ = changed;
+  {
+    std::lock_guard integrity(integrity_mutex_);  // always taken after mutex_, never before
+    std::vector<std::string> changed = protect_.changes();
+    if (!changed.empty()) event["protected_changed"] = changed;
+    protected_reported_ = changed;
+  }
   events_.emit(event);
   exits_.push_back(std::move(info));
   eventfd_set(exits_ready_.get());
@@ -441,6 +447,39 @@ Result<ExitInfo> SupervisedSandbox::wait(uint64_t id) {
   }
 }
 
+void SupervisedSandbox::start_repo_guard() {
+  std::vector<std::string> roots, skip;
+  for (const MountStep& step : spec_.mounts) {
+    if (step.kind == MountStep::Kind::bind_rw) roots.push_back(step.target);  // a policy path: target == source
+    if (step.kind == MountStep::Kind::protect) skip.push_back(step.target);   // read-only inside
+  }
+  if (!roots.empty()) repo_guard_ = std::make_unique<RepoGuard>(roots, RepoGuard::start_time(), skip);
+}
+
+void SupervisedSandbox::report_host_integrity(bool with_protected) {
+  std::lock_guard lock(integrity_mutex_);
+  if (with_protected) {
+    std::vector<std::string> fresh;
+    for (const auto& change : protect_.changes()) {
+      if (std::find(protected_reported_.begin(), protected_reported_.end(), change) != protected_reported_.end()) {
+        continue;
+      }
+      protected_reported_.push_back(change);
+      fresh.push_back(change);
+    }
+    if (!fresh.empty()) events_.emit({{"event", "protected_changed"}, {"paths", fresh}});
+  }
+  if (!repo_guard_) return;
+  for (const RepoFinding& finding : repo_guard_->check()) {
+    events_.emit({{"event", "repo_neutralised"},
+                  {"path", finding.path},
+                  {"found", finding.found},
+                  {"action", finding.action}});
+  }
+}
+
+void SupervisedSandbox::check_host_integrity() { report_host_integrity(true); }
+
 void SupervisedSandbox::answer_ask(uint64_t ask_id, relay::AskAnswer answer) {
   if (relay_) relay_->answer(ask_id, answer);
 }
@@ -471,14 +510,8 @@ void SupervisedSandbox::shutdown() {
   notifier_.reset();
   if (limits_) limits_->teardown();
   janitor_.release();
-  std::vector<std::string> changed = protect_.changes();
-  std::vector<std::string> fresh;
-  for (const auto& c : changed) {
-    if (std::find(protected_reported_.begin(), protected_reported_.end(), c) == protected_reported_.end()) {
-      fresh.push_back(c);
-    }
-  }
-  if (!fresh.empty()) events_.emit({{"event", "protected_changed"}, {"paths", fresh}});
+  // Nothing inside runs any more: what the run left for the host is final.
+  report_host_integrity(true);
 }
 
 }  // namespace oishell

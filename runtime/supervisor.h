@@ -19,6 +19,7 @@
 #include "runtime/control_protocol.h"
 #include "runtime/limits.h"
 #include "runtime/protect_watch.h"
+#include "runtime/repo_guard.h"
 #include "runtime/sandbox.h"
 #include "runtime/seccomp.h"
 
@@ -39,6 +40,7 @@ class SupervisedSandbox final : public Sandbox {
   std::optional<ExitInfo> next_exit() override;
   Result<ExitInfo> wait(uint64_t id) override;
   void answer_ask(uint64_t ask_id, relay::AskAnswer answer) override;
+  void check_host_integrity() override;
   const std::vector<std::string>& degradations() const override { return degradations_; }
   void shutdown() override;
 
@@ -91,6 +93,11 @@ class SupervisedSandbox final : public Sandbox {
   void on_init_gone();  // with mutex_ held
   void record_exit(ExitInfo info);  // with mutex_ held
   void enforce_deadlines();
+  // The repo guard of the writable binds (before anything inside can write); its snapshot starts later.
+  void start_repo_guard();
+  // Protected paths changed and not yet reported (`protected_changed`), then the repo guard's findings
+  // (`repo_neutralised`, one event each).
+  void report_host_integrity(bool with_protected);
   std::vector<std::string> enforced() const;
 
   const SandboxSpec spec_;
@@ -108,6 +115,8 @@ class SupervisedSandbox final : public Sandbox {
   bool root_caller_ = false;  // runtime/userns.h
   std::vector<std::string> degradations_;
   std::vector<std::string> protected_reported_;
+  std::unique_ptr<RepoGuard> repo_guard_;  // the writable binds, from before the sandbox could write
+  std::mutex integrity_mutex_;             // one host-integrity check at a time
   std::optional<SentSpawn> first_process_;
 
   UniqueFd wake_;         // eventfd: stop the monitor thread

@@ -363,6 +363,7 @@ void Executor::handle_control_line(std::string_view line, std::string* owner) {
 }
 
 void Executor::finish(const std::string& status, int exit_code, const std::string& reason) {
+  sandbox_.check_host_integrity();  // what the block left for the host to run, reported with it
   events_.emit(done_event(block_->request.id, status, exit_code, ms_since(block_->started), reason));
   last_id_ = block_->request.id;
   block_.reset();
