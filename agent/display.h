@@ -1,11 +1,18 @@
 #pragma once
 // Everything the user (or an embedding program) sees goes through a Display: the terminal renderer
 // (agent/terminal/terminal_display.h) or the JSON-lines machine mode (agent/terminal/json_display.h).
+//
+// Text from inside the sandbox (a block's output; paths, host names and messages in events) is chosen by sandboxed
+// code, and the model's text may repeat it. The displays make it safe for the terminal themselves
+// (agent/terminal/sandbox_text.h): callers pass it as it came.
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "agent/executor.h"
 
 namespace oishell::agent {
 
@@ -27,13 +34,26 @@ class Display {
   virtual void answer_end() = 0;
   // A block running in the sandbox.
   virtual void console_begin() = 0;
+  // Output as the block wrote it: filtered here, one TerminalOutputFilter per stream from console_begin() to
+  // console_end().
   virtual void console_output(std::string_view stream, std::string_view data) = 0;
   virtual void active_line(int line) = 0;
   virtual void image(const std::string& format, const std::string& base64) = 0;
   virtual void console_end(const nlohmann::json& result) = 0;  // {status, exit_code, duration_ms}
   // The confirmation request for a block (before the y/n/e question).
   virtual void confirmation(const std::string& language, const std::string& code) = 0;
+  // Shown escaped (newlines and tabs kept): a notice may quote what came from inside the sandbox.
   virtual void notice(NoticeLevel level, const std::string& text) = 0;
+  // Files the host runs or obeys later that the run changed (protected paths) or that the supervisor neutralised
+  // (git repositories): a warning that stands out, one line each.
+  virtual void host_changes(const std::vector<HostChange>& changes) = 0;
+  // At the end of a session, the session's host changes once more, where a later block's output may have scrolled
+  // or cleared them away (the JSON stream, which nothing covers, already has each).
+  virtual void host_changes_summary(const std::vector<HostChange>& changes) = 0;
+  // The agent is about to ask the user something on the terminal (run this code? allow this connection?): the
+  // line is ended, and whatever a block's output did to the terminal is undone, so the question is legible and the
+  // last thing on the screen.
+  virtual void before_question() = 0;
   // Whether the user is a person at a terminal (prompts make sense).
   virtual bool interactive() const = 0;
   virtual void flush() = 0;

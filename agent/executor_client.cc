@@ -125,6 +125,7 @@ Status SupervisorClient::spawn() {
   auto child = spawn_piped(command_line(), env, /*new_process_group=*/true);
   if (!child) return child.status().with_context("starting the sandbox supervisor");
   pid_ = child->pid;
+  protected_seen_.clear();  // a new sandbox compares with a new start
   to_child_ = std::move(child->stdin_fd);
   from_child_ = std::move(child->stdout_fd);
   err_child_ = std::move(child->stderr_fd);
@@ -256,18 +257,46 @@ Status SupervisorClient::died(const std::string& while_doing) {
   return Status::error(msg);
 }
 
+std::optional<json> SupervisorClient::take_line() {
+  while (true) {
+    auto nl = in_buf_.find('\n');
+    if (nl == std::string::npos) return std::nullopt;
+    std::string line = in_buf_.substr(0, nl);
+    in_buf_.erase(0, nl + 1);
+    if (line.empty()) continue;
+    json ev = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!ev.is_object()) return json::object({{"event", "error"}, {"message", "unreadable event: " + line}});
+    return ev;
+  }
+}
+
+bool SupervisorClient::read_some(int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (from_child_) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    int wait = static_cast<int>(std::max<int64_t>(0, left.count()));
+    pollfd fds[2] = {{from_child_.get(), POLLIN, 0}, {err_child_.get(), POLLIN, 0}};
+    int r = ::poll(fds, 2, wait);
+    if (r < 0 && errno == EINTR && wait > 0) continue;
+    if (r <= 0) return false;
+    if (fds[1].revents & (POLLIN | POLLHUP)) drain_stderr();
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[65536];
+      ssize_t n = ::read(from_child_.get(), buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      in_buf_.append(buf, static_cast<size_t>(n));
+      return true;
+    }
+    if (wait == 0) return false;  // only stderr had something
+  }
+  return false;
+}
+
 Result<json> SupervisorClient::next_event(int timeout_ms, int interrupt_fd, bool* woken) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
   while (true) {
-    auto nl = in_buf_.find('\n');
-    if (nl != std::string::npos) {
-      std::string line = in_buf_.substr(0, nl);
-      in_buf_.erase(0, nl + 1);
-      if (line.empty()) continue;
-      json ev = json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (!ev.is_object()) return json::object({{"event", "error"}, {"message", "unreadable event: " + line}});
-      return ev;
-    }
+    if (auto ev = take_line()) return *ev;
     if (!from_child_) return died("running");
     int wait = -1;
     if (timeout_ms >= 0) {
@@ -299,71 +328,171 @@ Result<json> SupervisorClient::next_event(int timeout_ms, int interrupt_fd, bool
   }
 }
 
+Result<SupervisorClient::Effect> SupervisorClient::handle_event(const json& e, const std::string& block_id,
+                                                                ExecObserver& observer, ExecResult* result) {
+  try {
+    std::string name = e.value("event", "");
+    bool ours = !e.contains("id") || !e["id"].is_string() || e["id"].get<std::string>() == block_id;
+    auto host_change = [&](HostChange change) {
+      if (change.kind == HostChange::Kind::protected_path && !protected_seen_.insert(change.path).second) return;
+      result->host_changes.push_back(change);
+      observer.on_host_change(change);
+    };
+    if (name == "output" && ours) {
+      observer.on_output(e.value("stream", "stdout"), e.value("data", ""));
+    } else if (name == "active_line" && ours) {
+      if (e.contains("line") && e["line"].is_number_integer()) observer.on_active_line(e["line"].get<int>());
+    } else if (name == "image" && ours) {
+      observer.on_image(e.value("format", "png"), e.value("data", ""));
+    } else if (name == "done" && ours) {
+      result->status = e.value("status", "ok");
+      if (e.contains("exit_code") && e["exit_code"].is_number_integer()) result->exit_code = e["exit_code"].get<int>();
+      if (e.contains("duration_ms") && e["duration_ms"].is_number()) {
+        result->duration_ms = e["duration_ms"].get<int64_t>();
+      }
+      return Effect::block_done;
+    } else if (name == "ask") {  // (net.ask is the audit copy of the same question)
+      json ask_id = e.contains("ask_id") ? e["ask_id"] : e.value("id", json());
+      AskDecision d = observer.on_ask(e);
+      if (d == AskDecision::deny) result->asks_denied.push_back(e);
+      if (to_child_) OI_TRY(send({{"op", "answer"}, {"ask_id", ask_id}, {"decision", ask_decision_name(d)}}));
+    } else if (name == "denied" || name == "net.denied" || name.ends_with(".denied")) {
+      result->denials.push_back(e);
+      observer.on_notice(e);
+    } else if (name == "limit") {
+      result->limits.push_back(e);
+      observer.on_notice(e);
+    } else if (name == "executor_restarted" || name == "executor_exited") {
+      result->restarts.push_back(e);
+      observer.on_notice(e);
+    } else if (name == "exit" || name == "protected_changed") {
+      // An exit lists every change since the sandbox started; the standalone event only those not yet listed.
+      auto it = e.find(name == "exit" ? "protected_changed" : "paths");
+      if (it != e.end() && it->is_array()) {
+        for (const auto& item : *it) {
+          if (item.is_string()) host_change({HostChange::Kind::protected_path, item.get<std::string>(), "", ""});
+        }
+      }
+    } else if (name == "repo_neutralised") {
+      host_change({HostChange::Kind::repository, e.value("path", ""), e.value("found", ""), e.value("action", "")});
+    } else if (name == "error" && ours && e.contains("id")) {
+      return Effect::block_refused;
+    }
+  } catch (const json::exception& ex) {  // a field of an unexpected type: say so, keep the session
+    observer.on_notice({{"event", "protocol_error"}, {"message", std::string(ex.what())}, {"line", dump_json(e)}});
+  }
+  return Effect::none;
+}
+
+void SupervisorClient::drain_after_done(const std::string& block_id, ExecObserver& observer, ExecResult* result) {
+  constexpr auto kBudget = std::chrono::milliseconds(20);
+  auto until = std::chrono::steady_clock::now() + kBudget;
+  while (std::chrono::steady_clock::now() < until) {
+    auto ev = take_line();
+    if (!ev) {
+      if (!read_some(0)) return;
+      continue;
+    }
+    if (!handle_event(*ev, block_id, observer, result)) return;  // the supervisor went away: the next wait says so
+  }
+}
+
+void SupervisorClient::keep_for_next_block(ExecResult&& reports) {
+  auto move_all = [](auto& from, auto& to) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+    from.clear();
+  };
+  for (auto& c : reports.host_changes) c.between_blocks = true;
+  move_all(reports.denials, pending_.denials);
+  move_all(reports.limits, pending_.limits);
+  move_all(reports.restarts, pending_.restarts);
+  move_all(reports.asks_denied, pending_.asks_denied);
+  move_all(reports.host_changes, pending_.host_changes);
+}
+
 Result<ExecResult> SupervisorClient::exec(const std::string& language, const std::string& code,
                                           ExecObserver& observer) {
   OI_TRY(start());
   std::string id = std::to_string(next_id_++);
-  OI_TRY(send({{"op", "exec"}, {"id", id}, {"language", language}, {"code", code}}));
   ExecResult result;
+  // What was reported since the last block (already shown) goes to the model with this one.
+  std::swap(result.denials, pending_.denials);
+  std::swap(result.limits, pending_.limits);
+  std::swap(result.restarts, pending_.restarts);
+  std::swap(result.asks_denied, pending_.asks_denied);
+  std::swap(result.host_changes, pending_.host_changes);
+  // A block that cannot be run or finished hands what it collected to the next one.
+  auto fail = [&](Status status) {
+    keep_for_next_block(std::move(result));
+    return status;
+  };
+  if (Status sent = send({{"op", "exec"}, {"id", id}, {"language", language}, {"code", code}}); !sent.is_ok()) {
+    return fail(std::move(sent));
+  }
   unsigned seen = interrupt::count();
   while (true) {
     bool woken = false;
     auto ev = next_event(-1, interrupt::wake_fd(), &woken);
-    if (!ev) return ev.status();
+    if (!ev) return fail(ev.status());
     if (woken || interrupt::count() != seen) {
       interrupt::drain();
       unsigned now = interrupt::count();
       if (now != seen) {
         result.user_interrupts += now - seen;
         seen = now;
-        OI_TRY(send({{"op", "interrupt"}, {"id", id}}));
+        if (Status sent = send({{"op", "interrupt"}, {"id", id}}); !sent.is_ok()) return fail(std::move(sent));
       }
-      if (ev->is_null()) continue;
     }
     if (ev->is_null()) continue;
-    const json& e = *ev;
-    try {
-      std::string name = e.value("event", "");
-      bool ours = !e.contains("id") || !e["id"].is_string() || e["id"].get<std::string>() == id;
-      if (name == "output" && ours) {
-        observer.on_output(e.value("stream", "stdout"), e.value("data", ""));
-      } else if (name == "active_line" && ours) {
-        if (e.contains("line") && e["line"].is_number_integer()) observer.on_active_line(e["line"].get<int>());
-      } else if (name == "image" && ours) {
-        observer.on_image(e.value("format", "png"), e.value("data", ""));
-      } else if (name == "done" && ours) {
-        result.status = e.value("status", "ok");
-        if (e.contains("exit_code") && e["exit_code"].is_number_integer()) result.exit_code = e["exit_code"].get<int>();
-        if (e.contains("duration_ms") && e["duration_ms"].is_number()) {
-          result.duration_ms = e["duration_ms"].get<int64_t>();
-        }
-        return result;
-      } else if (name == "ask") {  // (net.ask is the audit copy of the same question)
-        json ask_id = e.contains("ask_id") ? e["ask_id"] : e.value("id", json());
-        AskDecision d = observer.on_ask(e);
-        if (d == AskDecision::deny) result.asks_denied.push_back(e);
-        OI_TRY(send({{"op", "answer"}, {"ask_id", ask_id}, {"decision", ask_decision_name(d)}}));
-      } else if (name == "denied" || name == "net.denied" || name.ends_with(".denied")) {
-        result.denials.push_back(e);
-        observer.on_notice(e);
-      } else if (name == "limit") {
-        result.limits.push_back(e);
-        observer.on_notice(e);
-      } else if (name == "executor_restarted" || name == "executor_exited") {
-        result.restarts.push_back(e);
-        observer.on_notice(e);
-      } else if (name == "error" && ours && e.contains("id")) {
-        return Status::error("the sandbox refused the block: " + e.value("message", dump_json(e)));
-      }
-    } catch (const json::exception& ex) {  // a field of an unexpected type: say so, keep the session
-      observer.on_notice({{"event", "protocol_error"}, {"message", std::string(ex.what())}, {"line", dump_json(e)}});
+    auto effect = handle_event(*ev, id, observer, &result);
+    if (!effect) return fail(effect.status());
+    if (*effect == Effect::block_done) {
+      drain_after_done(id, observer, &result);
+      return result;
+    }
+    if (*effect == Effect::block_refused) {
+      return fail(Status::error("the sandbox refused the block: " + ev->value("message", dump_json(*ev))));
     }
   }
+}
+
+void SupervisorClient::poll(ExecObserver& observer) {
+  if (!ready_ || !from_child_) return;  // before `ready`, start() reads the events
+  ExecResult reports;
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  while (std::chrono::steady_clock::now() < until) {
+    auto ev = take_line();
+    if (!ev) {
+      if (!read_some(0)) break;
+      continue;
+    }
+    if (!handle_event(*ev, "", observer, &reports)) break;
+  }
+  keep_for_next_block(std::move(reports));
 }
 
 Status SupervisorClient::reset(const std::string& language) {
   if (!ready_) return Status::ok();  // nothing to reset yet
   return send({{"op", "reset"}, {"language", language}});
+}
+
+void SupervisorClient::finish(ExecObserver& observer) {
+  if (pid_ >= 0 && ready_ && to_child_) {
+    (void)send({{"op", "shutdown"}});
+    to_child_.reset();  // asks that come now are not answered: the sandbox is going away
+    // What it reports while it tears the sandbox down, until it closes its stdout.
+    ExecResult reports;
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (true) {
+      if (auto ev = take_line()) {
+        (void)handle_event(*ev, "", observer, &reports);
+        continue;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || !read_some(static_cast<int>(left.count()))) break;
+    }
+  }
+  shutdown();
 }
 
 void SupervisorClient::shutdown() {

@@ -2,13 +2,16 @@
 // SupervisorClient: the Executor that runs `oishell supervise` as a child and speaks its JSON-lines protocol
 // (docs/protocol.md) over the child's stdin/stdout. Requests: exec, interrupt, input, reset, answer, shutdown.
 // Events: ready, output, active_line, image, done, denied (and net.denied), ask (net.ask), limit,
-// executor_restarted, error.
+// executor_restarted, error, and what the run left the host: exit.protected_changed, protected_changed,
+// repo_neutralised (each protected item is passed on once: `exit` events repeat everything since the start).
 //
 // The child gets the agent's environment minus the model's API key (the key's variable and any variable holding
 // the key), runs in its own process group (a terminal's Ctrl-C reaches the agent, which sends `interrupt`), and dies
 // with the agent (PR_SET_PDEATHSIG). The supervisor's stderr is collected and shown when it fails.
 #include <sys/types.h>
 
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,10 +42,12 @@ class SupervisorClient final : public Executor {
   void prestart() override;
   Result<ExecResult> exec(const std::string& language, const std::string& code, ExecObserver& observer) override;
   Status reset(const std::string& language) override;
+  void poll(ExecObserver& observer) override;
   std::vector<std::string> languages() const override { return languages_; }
   std::string policy_summary() const override { return policy_summary_; }
   std::string description() const override;
   void shutdown() override;
+  void finish(ExecObserver& observer) override;
 
   // The argv used to start the supervisor (for --verbose and tests).
   std::vector<std::string> command_line() const;
@@ -53,6 +58,21 @@ class SupervisorClient final : public Executor {
   // Waits up to timeout_ms (-1: forever) for the next event; nullopt-like empty json on timeout.
   // `interrupt_fd` (>= 0) wakes the wait: *woken is set.
   Result<nlohmann::json> next_event(int timeout_ms, int interrupt_fd = -1, bool* woken = nullptr);
+  // The next complete line already read (an error event for one that is not a JSON object); nullopt when none.
+  std::optional<nlohmann::json> take_line();
+  // Reads what the supervisor has written, waiting at most timeout_ms; false at end of file, on an error or when
+  // nothing came. Never reports the supervisor dead: the next wait in exec() or start() does.
+  bool read_some(int timeout_ms);
+  enum class Effect { none, block_done, block_refused };
+  // One event, while the block `block_id` runs ("" when none does): shown through `observer`, recorded in
+  // `result`. An error only when an answer to an `ask` could not be sent.
+  Result<Effect> handle_event(const nlohmann::json& event, const std::string& block_id, ExecObserver& observer,
+                              ExecResult* result);
+  // What is still in the pipe right after a block's `done` (the supervisor's reports that follow it), for at most
+  // a few milliseconds.
+  void drain_after_done(const std::string& block_id, ExecObserver& observer, ExecResult* result);
+  // Reports collected outside a block (or by a block that failed) wait here for the next block's result.
+  void keep_for_next_block(ExecResult&& reports);
   Status died(const std::string& while_doing);
   void drain_stderr();
   std::string load_policy_summary();
@@ -67,6 +87,8 @@ class SupervisorClient final : public Executor {
   nlohmann::json ready_event_;
   uint64_t next_id_ = 1;
   Status spawn_error_;
+  std::set<std::string> protected_seen_;  // protected items passed on in this sandbox's life
+  ExecResult pending_;                    // reports for the next block (keep_for_next_block)
 };
 
 }  // namespace oishell::agent

@@ -1,6 +1,7 @@
 #include "agent/feedback.h"
 
 #include "agent/json_util.h"
+#include "base/terminal_text.h"
 
 namespace oishell::agent {
 
@@ -15,7 +16,7 @@ std::string describe_event(const nlohmann::json& e) {
   auto str = [&e](const char* key) -> std::string {
     auto it = e.find(key);
     if (it == e.end() || it->is_null()) return {};
-    return it->is_string() ? it->get<std::string>() : dump_json(*it);
+    return escape_for_terminal(it->is_string() ? it->get<std::string>() : dump_json(*it));
   };
   std::string name = str("event");
   if (name == "net.denied" || (!str("host").empty() && name.find("denied") != std::string::npos)) {
@@ -47,7 +48,26 @@ std::string describe_event(const nlohmann::json& e) {
     return "network access to " + str("host") + (str("port").empty() ? "" : ":" + str("port")) +
            " was refused (the user was not asked or said no)";
   }
-  return dump_json(e);
+  return escape_for_terminal(dump_json(e));
+}
+
+const char* const kHostChangeAdvice =
+    "[Programs on the user's machine run or obey these files (git hooks and config, direnv, CI, editor settings), "
+    "so changing them from the sandbox is reported to the user, who has been shown this. Tell the user what was "
+    "changed and why; do not create or change such files again.]";
+
+std::string describe_host_change(const HostChange& c) {
+  switch (c.kind) {
+    case HostChange::Kind::protected_path:
+      return "protected path changed during the run: " + escape_for_terminal(c.path);
+    case HostChange::Kind::repository: {
+      std::string line = "git repository neutralised: " + escape_for_terminal(c.path);
+      if (!c.found.empty()) line += ": " + escape_for_terminal(c.found);
+      if (!c.action.empty()) line += "; " + escape_for_terminal(c.action);
+      return line;
+    }
+  }
+  return escape_for_terminal(c.path);
 }
 
 std::string format_feedback(const OutputTail& output, const ExecResult& result, size_t max_output) {
@@ -75,6 +95,11 @@ std::string format_feedback(const OutputTail& output, const ExecResult& result, 
   for (const auto& e : result.limits) text += "\n[" + describe_event(e) + "]";
   for (const auto& e : result.restarts) text += "\n[" + describe_event(e) + "]";
   for (const auto& e : result.asks_denied) text += "\n[" + describe_event(e) + "]";
+  for (const auto& c : result.host_changes) {
+    text += std::string("\n[sandbox") + (c.between_blocks ? ", since the previous block" : "") + ": " +
+            describe_host_change(c) + "]";
+  }
+  if (!result.host_changes.empty()) text += std::string("\n") + kHostChangeAdvice;
   return text;
 }
 

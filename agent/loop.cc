@@ -155,6 +155,7 @@ Agent::Confirm Agent::confirm(Message* code) {
   parts_.display->confirmation(code->format, code->content);
   while (true) {
     bool interrupted = false;
+    parts_.display->before_question();
     auto answer = parts_.input->ask("  Would you like to run this code? (y/n/e) ", &interrupted);
     if (interrupted) return Confirm::stop;
     if (!answer) {
@@ -186,6 +187,7 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
     d.notice(NoticeLevel::error, s.message());
     return TurnEnd::error;
   }
+  poll_sandbox();
   parts_.llm->set_languages(languages());
   std::string system = system_prompt();
   const LlmSettings& s = parts_.llm->settings();
@@ -292,6 +294,7 @@ int Agent::chat() {
   Display& d = *parts_.display;
   while (true) {
     bool interrupted = false;
+    poll_sandbox();
     auto line = parts_.input->read_message("> ", &interrupted);
     if (interrupted) {
       d.notice(NoticeLevel::info, "");

@@ -53,6 +53,12 @@ class Agent {
   // Runs `code` and shows its output (for `%% cmd`); returns the output fed to the model, were it asked.
   std::string run_block(const std::string& language, const std::string& code, const std::string& call_id,
                         bool* stop_turn);
+  // Shows (and does not yet tell the model) what the sandbox reported while no block ran; the next block's feedback
+  // carries it. Never waits.
+  void poll_sandbox();
+  // Shuts the sandbox down, showing what it reports then, after repeating the session's host-change warnings when
+  // a later block's output may have covered them. The model is not told (the session is over).
+  void end_session();
   // Explains how to configure a model (the screen shown when none is configured).
   void show_no_model_help();
 
@@ -60,10 +66,13 @@ class Agent {
   enum class Confirm { run, skip, stop };
   Confirm confirm(Message* code);
   TurnEnd one_model_turn(bool* ran_code, unsigned interrupts_at_start);
+  void show_host_changes(const std::vector<HostChange>& changes);
 
   AgentParts parts_;
   std::vector<Message> messages_;
   bool save_warned_ = false;
+  std::vector<HostChange> host_changes_shown_;  // this session's, in the order shown
+  bool warnings_may_be_hidden_ = false;         // a block ran after one was shown
 };
 
 }  // namespace oishell::agent

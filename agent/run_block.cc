@@ -1,37 +1,45 @@
-// Agent::run_block: one block in the sandbox, its output shown live and summarised for the model.
+// Agent::run_block: one block in the sandbox, its output shown live and summarised for the model. Also what the
+// sandbox reports outside a block (Agent::poll_sandbox) and when it shuts down (Agent::end_session).
 #include "agent/editor.h"
 #include "agent/feedback.h"
 #include "agent/loop.h"
+#include "base/terminal_text.h"
 
 namespace oishell::agent {
 namespace {
 
-class BlockObserver final : public ExecObserver {
+// What the sandbox reports besides a block's output: notices, network questions, host changes.
+class SandboxObserver : public ExecObserver {
  public:
-  BlockObserver(Display& display, UserInput& input, OutputTail& tail) : display_(display), input_(input), tail_(tail) {}
+  // may_ask: a network question is put to the user (else it is denied: the session is ending).
+  SandboxObserver(Display& display, UserInput& input, bool may_ask)
+      : display_(display), input_(input), may_ask_(may_ask) {}
 
-  void on_output(std::string_view stream, std::string_view data) override {
-    display_.console_output(stream, data);
-    tail_.add(data);
-  }
-  void on_active_line(int line) override { display_.active_line(line); }
-  void on_image(const std::string& format, const std::string& base64) override { display_.image(format, base64); }
+  void on_output(std::string_view, std::string_view) override {}  // not a block's: no box to show it in
   void on_notice(const nlohmann::json& event) override {
     display_.notice(NoticeLevel::warning, "sandbox: " + describe_event(event));
   }
+  void on_host_change(const HostChange& change) override { host_changes_.push_back(change); }
   AskDecision on_ask(const nlohmann::json& ask) override {
-    std::string host = ask.contains("host") && ask["host"].is_string() ? ask["host"].get<std::string>() : "?";
-    std::string port = ask.contains("port") ? (ask["port"].is_string() ? ask["port"].get<std::string>()
-                                                                       : ask["port"].dump())
-                                            : "";
-    std::string dest = host + (port.empty() ? "" : ":" + port);
+    auto field = [&ask](const char* key) -> std::string {
+      auto it = ask.find(key);
+      if (it == ask.end() || it->is_null()) return {};
+      return escape_for_terminal(it->is_string() ? it->get<std::string>() : it->dump());
+    };
+    std::string host = field("host").empty() ? "?" : field("host");
+    std::string dest = host + (field("port").empty() ? "" : ":" + field("port"));
+    if (!may_ask_) {
+      display_.notice(NoticeLevel::warning, "code wants to reach " + dest + " — denied (the session is ending)");
+      return AskDecision::deny;
+    }
     if (!input_.can_ask()) {
       display_.notice(NoticeLevel::warning, "code wants to reach " + dest + " — denied (no terminal to ask)");
       return AskDecision::deny;
     }
     while (true) {
       bool interrupted = false;
-      auto answer = input_.ask("\ncode wants to reach " + dest + " — allow (o)nce / (a)lways / (d)eny? ", &interrupted);
+      display_.before_question();
+      auto answer = input_.ask("code wants to reach " + dest + " — allow (o)nce / (a)lways / (d)eny? ", &interrupted);
       if (!answer || interrupted) return AskDecision::deny;
       std::string a = *answer;
       if (a == "o" || a == "once" || a == "y" || a == "yes") return AskDecision::allow_once;
@@ -40,13 +48,41 @@ class BlockObserver final : public ExecObserver {
     }
   }
 
- private:
+  // The host changes reported so far, to be shown where nothing from the sandbox can follow them on the screen.
+  std::vector<HostChange> take_host_changes() { return std::exchange(host_changes_, {}); }
+
+ protected:
   Display& display_;
+
+ private:
   UserInput& input_;
+  bool may_ask_;
+  std::vector<HostChange> host_changes_;
+};
+
+class BlockObserver final : public SandboxObserver {
+ public:
+  BlockObserver(Display& display, UserInput& input, OutputTail& tail)
+      : SandboxObserver(display, input, /*may_ask=*/true), tail_(tail) {}
+
+  void on_output(std::string_view stream, std::string_view data) override {
+    display_.console_output(stream, data);
+    tail_.add(data);
+  }
+  void on_active_line(int line) override { display_.active_line(line); }
+  void on_image(const std::string& format, const std::string& base64) override { display_.image(format, base64); }
+
+ private:
   OutputTail& tail_;
 };
 
 }  // namespace
+
+void Agent::show_host_changes(const std::vector<HostChange>& changes) {
+  if (changes.empty()) return;
+  parts_.display->host_changes(changes);
+  host_changes_shown_.insert(host_changes_shown_.end(), changes.begin(), changes.end());
+}
 
 std::string Agent::run_block(const std::string& language, const std::string& code, const std::string&,
                              bool* stop_turn) {
@@ -55,16 +91,36 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
   size_t max_output = static_cast<size_t>(parts_.config.max_output);
   OutputTail tail(max_output);
   BlockObserver observer(d, *parts_.input, tail);
+  if (!host_changes_shown_.empty()) warnings_may_be_hidden_ = true;  // this block's output may clear the screen
   d.console_begin();
   auto result = parts_.executor->exec(language, code, observer);
   if (!result) {
     d.console_end({{"status", "error"}, {"exit_code", -1}});
+    show_host_changes(observer.take_host_changes());
     d.notice(NoticeLevel::error, result.status().message());
     return tail.tail() + "\n[the code could not be run: " + result.status().message() + "]";
   }
   d.console_end({{"status", result->status}, {"exit_code", result->exit_code}, {"duration_ms", result->duration_ms}});
+  // After the output and its box: nothing the block wrote can cover the warning.
+  show_host_changes(observer.take_host_changes());
   if (result->user_interrupts >= 2) *stop_turn = true;
   return format_feedback(tail, *result, max_output);
+}
+
+void Agent::poll_sandbox() {
+  SandboxObserver observer(*parts_.display, *parts_.input, /*may_ask=*/true);
+  parts_.executor->poll(observer);
+  show_host_changes(observer.take_host_changes());
+}
+
+void Agent::end_session() {
+  Display& d = *parts_.display;
+  // The warnings shown before a later block ran may have been scrolled or cleared away by its output: once more.
+  if (warnings_may_be_hidden_) d.host_changes_summary(host_changes_shown_);
+  SandboxObserver observer(d, *parts_.input, /*may_ask=*/false);
+  parts_.executor->finish(observer);
+  show_host_changes(observer.take_host_changes());
+  d.flush();
 }
 
 }  // namespace oishell::agent

@@ -13,6 +13,7 @@
 #include "agent/llm/transport.h"
 #include "agent/loop.h"
 #include "agent/paths.h"
+#include "base/terminal_text.h"
 #include "oishell/build_config.h"
 
 namespace oishell::agent {
@@ -78,7 +79,8 @@ int run_session(const CliOptions& cli) {
   EnvLookup env = process_env();
   auto config = resolve_config(cli, env);
   if (!config) {
-    std::fprintf(stderr, "interpreter: %s\n", config.status().message().c_str());
+    // (A profile may be a file in the workspace, which sandboxed code can write: its text is quoted escaped.)
+    std::fprintf(stderr, "interpreter: %s\n", escape_for_terminal(config.status().message(), true).c_str());
     return 2;
   }
   AgentConfig& c = *config;
@@ -174,8 +176,7 @@ int run_session(const CliOptions& cli) {
     if (!agent.llm()) agent.show_no_model_help();
     status = agent.chat();
   }
-  display->flush();
-  executor.shutdown();
+  agent.end_session();
   return status;
 }
 

@@ -1,6 +1,7 @@
 #include "agent/user_input.h"
 
 #include <fcntl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -73,6 +74,10 @@ std::optional<std::string> TerminalInput::read_message(const std::string& prompt
 std::optional<std::string> TerminalInput::ask(const std::string& question, bool* interrupted) {
   if (interrupted) *interrupted = false;
   if (!questions_) return std::nullopt;
+  if (::isatty(questions_->fd()) == 1) {
+    questions_->discard_buffered();
+    ::tcflush(questions_->fd(), TCIFLUSH);
+  }
   show(question);
   return questions_->read_line(interrupted);
 }

@@ -24,6 +24,8 @@ class LineReader {
   explicit LineReader(int fd) : fd_(fd) {}
   std::optional<std::string> read_line(bool* interrupted);
   int fd() const { return fd_; }
+  // Forgets what was read past the last line returned.
+  void discard_buffered() { buf_.clear(); }
 
  private:
   int fd_;
@@ -33,6 +35,9 @@ class LineReader {
 
 // Messages from stdin; questions from the terminal (stdin when it is one, else /dev/tty), else — in --json
 // mode — from stdin, else nobody can answer. Prompts go to stderr in --json mode, stdout otherwise.
+// Before a question on a terminal, its pending input is discarded (tcflush, and what the reader holds): only what is
+// typed after the question answers it, not keys pressed while a block ran (perhaps at the block's own prompt) or
+// what the terminal typed in reply to a report request in the block's output.
 class TerminalInput final : public UserInput {
  public:
   explicit TerminalInput(bool json_mode);

@@ -1,13 +1,14 @@
 #include "agent/terminal/json_display.h"
 
-#include "agent/json_util.h"
+#include "agent/feedback.h"
+#include "base/terminal_text.h"
 
 namespace oishell::agent {
 
 using nlohmann::json;
 
 void JsonDisplay::emit(const json& chunk) {
-  std::string line = dump_json(chunk);
+  std::string line = chunk.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace);
   line.push_back('\n');
   std::fwrite(line.data(), 1, line.size(), out_);
   std::fflush(out_);
@@ -50,12 +51,19 @@ void JsonDisplay::code_end() {
 void JsonDisplay::answer_end() { end_message(); }
 
 void JsonDisplay::console_begin() {
+  (void)console_filter_.finish_stdout();
+  (void)console_filter_.finish_stderr();
   emit({{"role", "computer"}, {"type", "console"}, {"format", "output"}, {"start", true}});
 }
 
+void JsonDisplay::output(const std::string& stream, const std::string& safe) {
+  if (safe.empty()) return;
+  emit({{"role", "computer"}, {"type", "console"}, {"format", "output"}, {"stream", stream}, {"content", safe}});
+}
+
 void JsonDisplay::console_output(std::string_view stream, std::string_view data) {
-  emit({{"role", "computer"}, {"type", "console"}, {"format", "output"}, {"stream", std::string(stream)},
-        {"content", std::string(data)}});
+  std::string name = stream == "stderr" ? "stderr" : "stdout";
+  output(name, console_filter_.feed(name, data));
 }
 
 void JsonDisplay::active_line(int line) {
@@ -67,6 +75,8 @@ void JsonDisplay::image(const std::string& format, const std::string& base64) {
 }
 
 void JsonDisplay::console_end(const json& result) {
+  output("stdout", console_filter_.finish_stdout());
+  output("stderr", console_filter_.finish_stderr());
   json chunk = {{"role", "computer"}, {"type", "console"}, {"format", "output"}, {"end", true}};
   for (const char* key : {"status", "exit_code", "duration_ms"}) {
     if (result.contains(key)) chunk[key] = result[key];
@@ -81,7 +91,22 @@ void JsonDisplay::confirmation(const std::string& language, const std::string& c
 
 void JsonDisplay::notice(NoticeLevel level, const std::string& text) {
   const char* format = level == NoticeLevel::error ? "error" : level == NoticeLevel::warning ? "warning" : "info";
-  emit({{"role", "system"}, {"type", "notice"}, {"format", format}, {"content", text}});
+  emit({{"role", "system"}, {"type", "notice"}, {"format", format},
+        {"content", escape_for_terminal(text, /*keep_newlines=*/true)}});
+}
+
+void JsonDisplay::host_changes(const std::vector<HostChange>& changes) {
+  end_message();
+  for (const HostChange& c : changes) {
+    json detail = {{"kind", c.kind == HostChange::Kind::repository ? "repo_neutralised" : "protected_changed"},
+                   {"path", c.path}};
+    if (c.kind == HostChange::Kind::repository) {
+      detail["found"] = c.found;
+      detail["action"] = c.action;
+    }
+    emit({{"role", "system"}, {"type", "notice"}, {"format", "warning"},
+          {"content", "sandbox: " + describe_host_change(c)}, {"host_change", detail}});
+  }
 }
 
 }  // namespace oishell::agent

@@ -3,9 +3,16 @@
 // `role` (user|assistant|computer), `type` (message|code|console|image|confirmation), `format` where it applies
 // (the language of code; `output` or `active_line` for console; `base64.png` for images), and either `start: true`,
 // `content`, or `end: true`. Notices are {"role":"system","type":"notice","format":"info|warning|error",...}.
+// Host changes are warning notices with a `host_change` object: {"kind":"protected_changed","path":"PATH (what)"}
+// or {"kind":"repo_neutralised","path","found","action"} (the supervisor's values as they came).
+//
+// Every line is ASCII (other characters as \uXXXX), so the stream itself is safe to watch on a terminal. Console
+// output passes TerminalOutputFilter as on the terminal, and notices are escaped, so a consumer that prints
+// `content` gets text that stays on the screen.
 #include <cstdio>
 
 #include "agent/display.h"
+#include "agent/terminal/sandbox_text.h"
 
 namespace oishell::agent {
 
@@ -26,16 +33,21 @@ class JsonDisplay final : public Display {
   void console_end(const nlohmann::json& result) override;
   void confirmation(const std::string& language, const std::string& code) override;
   void notice(NoticeLevel level, const std::string& text) override;
+  void host_changes(const std::vector<HostChange>& changes) override;
+  void host_changes_summary(const std::vector<HostChange>&) override {}
+  void before_question() override { flush(); }
   bool interactive() const override { return false; }
   void flush() override { std::fflush(out_); }
 
  private:
   void emit(const nlohmann::json& chunk);
   void end_message();
+  void output(const std::string& stream, const std::string& safe);
 
   FILE* out_;
   bool in_message_ = false;
   std::string code_format_;
+  ConsoleFilter console_filter_;
 };
 
 }  // namespace oishell::agent

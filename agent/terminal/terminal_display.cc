@@ -2,11 +2,15 @@
 
 #include <unistd.h>
 
+#include "agent/feedback.h"
+#include "base/terminal_text.h"
+
 namespace oishell::agent {
 namespace {
 constexpr const char* kDim = "\033[2m";
 constexpr const char* kRed = "\033[31m";
 constexpr const char* kYellow = "\033[33m";
+constexpr const char* kBoldYellow = "\033[1;33m";
 constexpr const char* kReset = "\033[0m";
 constexpr const char* kFrames[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
 }  // namespace
@@ -18,19 +22,18 @@ void TerminalDisplay::write(std::string_view s) {
   if (s.empty()) return;
   clear_spinner();
   std::fwrite(s.data(), 1, s.size(), out_);
-  // Track the cursor column, ignoring escape sequences (they never end in '\n').
-  at_line_start_ = s.back() == '\n';
-  if (!at_line_start_ && s.size() >= 4 && s.back() == 'm') {
-    size_t esc = s.rfind('\033');
-    if (esc != std::string_view::npos && esc > 0 && s.find_first_not_of("\033[0123456789;m", esc) == std::string_view::npos) {
-      at_line_start_ = s[esc - 1] == '\n';
-    }
-  }
+  at_line_start_ = scan_output(s, at_line_start_).line_start;  // escape sequences do not move it
   std::fflush(out_);
 }
 
 void TerminalDisplay::end_line() {
   if (!at_line_start_) write("\n");
+}
+
+void TerminalDisplay::reset_terminal() {
+  TerminalEffect effect = std::exchange(output_effect_, TerminalEffect::none);
+  if (effect == TerminalEffect::in_line) write(kResetColours);
+  if (effect == TerminalEffect::other) write(kResetTerminal);
 }
 
 void TerminalDisplay::clear_spinner() {
@@ -61,46 +64,61 @@ void TerminalDisplay::tick() {
 }
 
 void TerminalDisplay::message_delta(std::string_view text) {
-  write(colour_ ? markdown_.feed(text) : std::string(text));
+  std::string safe = model_text_.feed(text);
+  write(colour_ ? markdown_.feed(safe) : safe);
 }
 
 void TerminalDisplay::code_begin(const std::string& language) {
-  write(colour_ ? markdown_.finish() : "");
+  std::string rest = model_text_.finish();
+  write(colour_ ? markdown_.feed(rest) + markdown_.finish() : rest);
   end_line();
-  code_language_ = language.empty() ? "python" : language;
+  code_language_ = escape_for_terminal(language.empty() ? "python" : language);
   if (colour_) {
     write(std::string(kDim) + "─── " + code_language_ + " " + kReset + "\n");
     highlighter_.emplace(code_language_);
   } else {
-    write("```" + language + "\n");
+    write("```" + escape_for_terminal(language) + "\n");
   }
 }
 
 void TerminalDisplay::code_delta(std::string_view code) {
-  write(highlighter_ ? highlighter_->feed(code) : std::string(code));
+  std::string safe = model_text_.feed(code);
+  write(highlighter_ ? highlighter_->feed(safe) : safe);
 }
 
 void TerminalDisplay::code_end() {
+  std::string rest = model_text_.finish();
   if (highlighter_) {
-    write(highlighter_->finish());
+    write(highlighter_->feed(rest) + highlighter_->finish());
     highlighter_.reset();
+  } else {
+    write(rest);
   }
   end_line();
   write(colour_ ? std::string(kDim) + "───" + kReset + "\n" : "```\n");
 }
 
 void TerminalDisplay::answer_end() {
-  if (colour_) write(markdown_.finish());
+  std::string rest = model_text_.finish();
+  write(colour_ ? markdown_.feed(rest) + markdown_.finish() : rest);
   end_line();
 }
 
-void TerminalDisplay::console_begin() { end_line(); }
+void TerminalDisplay::console_begin() {
+  end_line();
+  (void)console_filter_.finish_stdout();  // a block that ended without console_end() leaves nothing behind
+  (void)console_filter_.finish_stderr();
+}
 
 void TerminalDisplay::console_output(std::string_view stream, std::string_view data) {
+  std::string safe = console_filter_.feed(stream, data);
+  if (safe.empty()) return;
+  TerminalEffect effect = scan_output(safe, true).effect;
+  if (effect > output_effect_) output_effect_ = effect;
   if (colour_ && stream == "stderr") {
-    write(std::string(kRed) + std::string(data) + kReset);
+    write(std::string(kRed) + safe + kReset);
   } else {
-    write(data);
+    write(safe);
   }
 }
 
@@ -108,12 +126,20 @@ void TerminalDisplay::active_line(int) {}
 
 void TerminalDisplay::image(const std::string& format, const std::string& base64) {
   end_line();
-  write("[image: " + format + ", " + std::to_string(base64.size() * 3 / 4) + " bytes]\n");
+  write("[image: " + escape_for_terminal(format) + ", " + std::to_string(base64.size() * 3 / 4) + " bytes]\n");
 }
 
 void TerminalDisplay::console_end(const nlohmann::json& result) {
+  console_output("stdout", "");
+  std::string rest_out = console_filter_.finish_stdout(), rest_err = console_filter_.finish_stderr();
+  for (const std::string* rest : {&rest_out, &rest_err}) {
+    TerminalEffect effect = scan_output(*rest, true).effect;
+    if (effect > output_effect_) output_effect_ = effect;
+    write(*rest);
+  }
+  reset_terminal();
   end_line();
-  std::string status = result.value("status", "ok");
+  std::string status = escape_for_terminal(result.value("status", "ok"));
   int code = result.value("exit_code", 0);
   if (status == "ok" && code == 0 && !verbose_) return;
   std::string line = status == "ok" || status == "error" ? "exit status " + std::to_string(code) : status;
@@ -124,10 +150,43 @@ void TerminalDisplay::console_end(const nlohmann::json& result) {
 void TerminalDisplay::confirmation(const std::string&, const std::string&) {}
 
 void TerminalDisplay::notice(NoticeLevel level, const std::string& text) {
+  reset_terminal();  // a denial in the middle of a block's output is read in the terminal's normal state
   end_line();
+  std::string safe = escape_for_terminal(text, /*keep_newlines=*/true);
   const char* colour = level == NoticeLevel::error ? kRed : level == NoticeLevel::warning ? kYellow : kDim;
-  if (colour_) write(std::string(colour) + text + kReset + "\n");
-  else write(text + "\n");
+  if (colour_) write(std::string(colour) + safe + kReset + "\n");
+  else write(safe + "\n");
+}
+
+void TerminalDisplay::host_changes(const std::vector<HostChange>& changes) {
+  if (changes.empty()) return;
+  reset_terminal();
+  end_line();
+  bool left_as_they_are = false;
+  for (const HostChange& c : changes) {
+    std::string line = "sandbox: " + describe_host_change(c);
+    if (colour_) write(std::string(kBoldYellow) + "⚠ " + line + kReset + "\n");
+    else write("WARNING: " + line + "\n");
+    left_as_they_are = left_as_they_are || c.kind == HostChange::Kind::protected_path;
+  }
+  if (left_as_they_are) {
+    std::string advice = "  Protected paths are reported, not restored: check them before a program on this host "
+                         "uses them (direnv, git hooks, CI, your editor).";
+    write(colour_ ? std::string(kYellow) + advice + kReset + "\n" : advice + "\n");
+  }
+}
+
+void TerminalDisplay::host_changes_summary(const std::vector<HostChange>& changes) {
+  if (changes.empty()) return;
+  notice(NoticeLevel::warning, "During this session the sandbox reported:");
+  host_changes(changes);
+}
+
+void TerminalDisplay::before_question() {
+  clear_spinner();
+  reset_terminal();
+  end_line();
+  std::fflush(out_);
 }
 
 void TerminalDisplay::flush() {

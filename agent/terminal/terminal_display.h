@@ -1,6 +1,9 @@
 #pragma once
 // The human-facing renderer: streaming markdown, highlighted code blocks, a spinner while the model thinks, live
 // output. With colour off (NO_COLOR, not a terminal, --plain) it prints plain text and ``` fences, for pipes.
+// Output passes TerminalOutputFilter in either case (a program's colours stay), the model's text and everything
+// else from inside the sandbox is escaped (agent/terminal/sandbox_text.h), and what output did to the terminal is
+// undone at the end of the block and before a question.
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -8,6 +11,7 @@
 #include "agent/display.h"
 #include "agent/terminal/highlight.h"
 #include "agent/terminal/markdown.h"
+#include "agent/terminal/sandbox_text.h"
 
 namespace oishell::agent {
 
@@ -29,6 +33,9 @@ class TerminalDisplay final : public Display {
   void console_end(const nlohmann::json& result) override;
   void confirmation(const std::string& language, const std::string& code) override;
   void notice(NoticeLevel level, const std::string& text) override;
+  void host_changes(const std::vector<HostChange>& changes) override;
+  void host_changes_summary(const std::vector<HostChange>& changes) override;
+  void before_question() override;
   bool interactive() const override { return interactive_; }
   void flush() override;
 
@@ -36,12 +43,17 @@ class TerminalDisplay final : public Display {
   void write(std::string_view s);
   void clear_spinner();
   void end_line();  // a newline unless the cursor is at a line start
+  // Undoes what the output of a block did to the terminal (kResetColours or kResetTerminal), if anything.
+  void reset_terminal();
 
   FILE* out_;
   bool colour_, spinner_enabled_, interactive_, verbose_;
   bool spinning_ = false;
   unsigned frame_ = 0;
   bool at_line_start_ = true;
+  TerminalEffect output_effect_ = TerminalEffect::none;  // of the output since the last reset_terminal()
+  ConsoleFilter console_filter_;
+  TextEscaper model_text_;  // the model's prose and code
   MarkdownStyler markdown_;
   std::optional<Highlighter> highlighter_;
   std::string code_language_;

@@ -19,14 +19,6 @@ using nlohmann::json;
 
 constexpr const char* kKey = "sk-oishell-e2e-SECRET-4f1c9a77d2";
 
-json tool(const std::string& language, const std::string& code, const std::string& text = "") {
-  json r = {{"tool_calls", json::array({{{"name", "execute"},
-                                         {"arguments", json{{"language", language}, {"code", code}}.dump()}}})}};
-  if (!text.empty()) r["text"] = text;
-  return r;
-}
-json say(const std::string& text) { return {{"text", text}}; }
-
 class AgentE2E : public ::testing::Test {
  protected:
   RunResult run(ScriptedServer& server, std::vector<std::string> extra, const std::string& sandbox = "openshell",
@@ -48,19 +40,6 @@ class AgentE2E : public ::testing::Test {
     auto reqs = s.requests();
     if (i >= reqs.size()) return "<no request " + std::to_string(i) + ">";
     return conversation_text(reqs[i]["body"]);
-  }
-  static std::string last_tool_output(const json& body) {
-    const auto& msgs = body["messages"];
-    for (size_t i = msgs.size(); i > 0; --i) {
-      const auto& m = msgs[i - 1];
-      if (m["role"] == "tool") return m["content"].get<std::string>();
-      if (m["role"] == "user" && m["content"].is_array()) {
-        for (const auto& b : m["content"]) {
-          if (b["type"] == "tool_result") return b["content"].get<std::string>();
-        }
-      }
-    }
-    return "<no tool output>";
   }
   std::string output_fed_back(ScriptedServer& s, size_t i) {
     auto reqs = s.requests();

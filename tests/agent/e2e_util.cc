@@ -82,10 +82,17 @@ std::vector<nlohmann::json> ScriptedServer::requests() const {
   return out;
 }
 
-RunResult run_interpreter(const RunOptions& o) {
-  RunResult r;
-  std::vector<std::string> args = {INTERPRETER_BIN};
-  args.insert(args.end(), o.args.begin(), o.args.end());
+namespace {
+
+// argv and the environment of a run: a minimal environment (PATH, HOME, XDG dirs, ...) plus options.env.
+struct Command {
+  std::vector<std::string> args, env_strings;
+  std::vector<char*> argv, envp;
+};
+
+void build_command(const RunOptions& o, Command* c) {
+  c->args = {o.program.empty() ? std::string(INTERPRETER_BIN) : o.program};
+  c->args.insert(c->args.end(), o.args.begin(), o.args.end());
   std::map<std::string, std::string> env = {
       {"PATH", "/usr/local/bin:/usr/bin:/bin"},
       {"HOME", o.home},
@@ -97,13 +104,69 @@ RunResult run_interpreter(const RunOptions& o) {
   // Which `oishell` the interpreter starts: by default the one beside it; OISHELL_BIN overrides (as for users).
   if (const char* bin = std::getenv("OISHELL_BIN"); bin && *bin) env["OISHELL_BIN"] = bin;
   for (const auto& [k, v] : o.env) env[k] = v;
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  for (const auto& [k, v] : env) c->env_strings.push_back(k + "=" + v);
+  for (auto& a : c->args) c->argv.push_back(a.data());
+  c->argv.push_back(nullptr);
+  for (auto& e : c->env_strings) c->envp.push_back(e.data());
+  c->envp.push_back(nullptr);
+}
+
+}  // namespace
+
+RunResult run_in_terminal(const RunOptions& o,
+                          const std::function<void(int terminal_fd, const std::string& out)>& on_output) {
+  RunResult r;
+  Command c;
+  build_command(o, &c);
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return r;
+  std::string slave = ::ptsname(master);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();
+    int fd = ::open(slave.c_str(), O_RDWR);  // the first terminal a session leader opens becomes its own
+    if (fd < 0) ::_exit(125);
+    ::dup2(fd, 0);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    if (fd > 2) ::close(fd);
+    if (!o.cwd.empty() && ::chdir(o.cwd.c_str()) != 0) ::_exit(126);
+    ::execve(c.argv[0], c.argv.data(), c.envp.data());
+    ::_exit(127);
+  }
+  if (!o.stdin_data.empty()) {
+    [[maybe_unused]] ssize_t n = ::write(master, o.stdin_data.data(), o.stdin_data.size());
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeout_ms);
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      r.timed_out = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    pollfd fds[1] = {{master, POLLIN, 0}};
+    ::poll(fds, 1, static_cast<int>(std::min<long>(left.count(), 200)));
+    if (!fds[0].revents) continue;
+    char buf[65536];
+    ssize_t n = ::read(master, buf, sizeof buf);
+    if (n <= 0) break;  // EIO: every process holding the terminal has gone
+    r.out.append(buf, static_cast<size_t>(n));
+    if (on_output) on_output(master, r.out);
+  }
+  ::close(master);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+RunResult run_interpreter(const RunOptions& o) {
+  RunResult r;
+  Command c;
+  build_command(o, &c);
+  std::vector<char*>& argv = c.argv;
+  std::vector<char*>& envp = c.envp;
 
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return r;
@@ -173,6 +236,12 @@ RunResult run_interpreter(const RunOptions& o) {
   return r;
 }
 
+std::string oishell_bin() {
+  if (const char* bin = std::getenv("OISHELL_BIN"); bin && *bin) return bin;
+  std::string interpreter = INTERPRETER_BIN;
+  return interpreter.substr(0, interpreter.rfind('/')) + "/../oishell";
+}
+
 std::string conversation_text(const nlohmann::json& body) {
   std::string text;
   if (body.contains("system") && body["system"].is_string()) text += body["system"].get<std::string>() + "\n";
@@ -191,6 +260,38 @@ std::string conversation_text(const nlohmann::json& body) {
     if (m.contains("tool_calls")) text += m["tool_calls"].dump() + "\n";
   }
   return text;
+}
+
+std::string last_tool_output(const nlohmann::json& body) {
+  const auto& msgs = body["messages"];
+  for (size_t i = msgs.size(); i > 0; --i) {
+    const auto& m = msgs[i - 1];
+    if (m["role"] == "tool") return m["content"].get<std::string>();
+    if (m["role"] == "user" && m["content"].is_array()) {
+      for (const auto& b : m["content"]) {
+        if (b["type"] == "tool_result") return b["content"].get<std::string>();
+      }
+    }
+  }
+  return "<no tool output>";
+}
+
+nlohmann::json tool(const std::string& language, const std::string& code, const std::string& text) {
+  nlohmann::json arguments = {{"language", language}, {"code", code}};
+  nlohmann::json call = {{"name", "execute"}, {"arguments", arguments.dump()}};
+  nlohmann::json r = {{"tool_calls", nlohmann::json::array({call})}};
+  if (!text.empty()) r["text"] = text;
+  return r;
+}
+
+nlohmann::json say(const std::string& text) { return {{"text", text}}; }
+
+nlohmann::json saved_conversation(const std::string& home) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(home + "/.local/share/open-interpreter/conversations", ec)) {
+    return nlohmann::json::parse(read_text(e.path()), nullptr, false);
+  }
+  return nlohmann::json::array();
 }
 
 }  // namespace oishell::agent::test

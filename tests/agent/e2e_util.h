@@ -46,6 +46,7 @@ struct RunResult {
 };
 
 struct RunOptions {
+  std::string program;                     // empty: the interpreter under test
   std::vector<std::string> args;
   std::map<std::string, std::string> env;  // added to a minimal environment (PATH, HOME, XDG_DATA_HOME, ...)
   std::string stdin_data;
@@ -57,9 +58,27 @@ struct RunOptions {
 };
 
 RunResult run_interpreter(const RunOptions& options);
+// The same on a new pseudo-terminal (stdin, stdout and stderr; its controlling terminal), as a user at a terminal
+// runs it: `stdin_data` is typed at once, and `on_output(terminal_fd, out)` may type more (write to terminal_fd)
+// as the screen grows. `out` is everything the terminal showed; `err` stays empty.
+RunResult run_in_terminal(const RunOptions& options,
+                          const std::function<void(int terminal_fd, const std::string& out)>& on_output);
+
+// The oishell the interpreter under test starts: $OISHELL_BIN, else the one beside it in the build tree.
+std::string oishell_bin();
 
 // The text of every message of a chat-completions request body, joined (what the model was shown).
 std::string conversation_text(const nlohmann::json& request_body);
+// The content of the last tool result (OpenAI `tool` message or Anthropic `tool_result`) of a request body: what
+// the model was told about the block it ran last.
+std::string last_tool_output(const nlohmann::json& request_body);
+
+// Scripted answers: a call of execute(language, code), with `text` before it; a plain text answer.
+nlohmann::json tool(const std::string& language, const std::string& code, const std::string& text = "");
+nlohmann::json say(const std::string& text);
+
+// The messages of the one saved conversation under `home` (XDG_DATA_HOME=home/.local/share); empty when none.
+nlohmann::json saved_conversation(const std::string& home);
 std::string read_text(const std::string& path);
 
 }  // namespace oishell::agent::test

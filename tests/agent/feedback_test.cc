@@ -43,6 +43,41 @@ TEST(Feedback, DenialsLimitsAndRestartsAreTold) {
   EXPECT_NE(std::string::npos, text.find("the python session was restarted (crashed); its variables were lost"));
 }
 
+TEST(Feedback, HostChangesAreToldOneALineWithWhatToDo) {
+  OutputTail tail(100);
+  tail.add("planted\n");
+  ExecResult r;
+  r.host_changes.push_back({HostChange::Kind::protected_path, "/w/.envrc (created)", "", ""});
+  r.host_changes.push_back({HostChange::Kind::repository, "/w/sub/.git/config", "written during the run; sets "
+                            "core.fsmonitor", "rewritten without core.fsmonitor"});
+  HostChange earlier{HostChange::Kind::protected_path, "/w/.vscode/tasks.json (created)", "", ""};
+  earlier.between_blocks = true;
+  r.host_changes.push_back(earlier);
+  std::string text = format_feedback(tail, r, 100);
+  EXPECT_EQ("planted\n[exit status 0]\n"
+            "[sandbox: protected path changed during the run: /w/.envrc (created)]\n"
+            "[sandbox: git repository neutralised: /w/sub/.git/config: written during the run; sets core.fsmonitor; "
+            "rewritten without core.fsmonitor]\n"
+            "[sandbox, since the previous block: protected path changed during the run: /w/.vscode/tasks.json "
+            "(created)]\n" + std::string(kHostChangeAdvice),
+            text);
+  ExecResult none;
+  EXPECT_EQ(std::string::npos, format_feedback(tail, none, 100).find(kHostChangeAdvice));
+}
+
+TEST(Feedback, WhatCameFromInsideIsEscapedOnOneLine) {
+  // A host name, a reason and a path are chosen by sandboxed code: no control reaches the user's terminal, and a
+  // line break cannot start a line that looks like the agent's own.
+  EXPECT_EQ("network access to evil\\x1b]52;c;eA==\\x07.example:443 was denied by the sandbox (no\\x0a[ok])",
+            describe_event({{"event", "net.denied"}, {"host", "evil\x1b]52;c;eA==\x07.example"}, {"port", 443},
+                            {"reason", "no\n[ok]"}}));
+  EXPECT_EQ("the sandbox denied ptrace\\u{202e} (tracing): EPERM",
+            describe_event({{"event", "denied"}, {"syscall", "ptrace\xe2\x80\xae"}, {"set", "tracing"},
+                            {"errno", "EPERM"}}));
+  EXPECT_EQ("protected path changed during the run: /w/a\\x1b[2Jb\\x0a (created)",
+            describe_host_change({HostChange::Kind::protected_path, "/w/a\x1b[2Jb\n (created)", "", ""}));
+}
+
 TEST(Feedback, HugeOutputKeepsABoundedTail) {
   OutputTail tail(100);
   for (int i = 0; i < 10000; ++i) tail.add(std::string(100, 'x'));

@@ -1,0 +1,89 @@
+// End to end at a terminal (a pseudo-terminal): the agent's own questions (run this code? allow this connection?)
+// are answered only by what the user types after they appear, and come after whatever a block's output did to the
+// terminal has been undone.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "agent/terminal/sandbox_text.h"
+#include "tests/agent/e2e_util.h"
+
+namespace oishell::agent::test {
+namespace {
+
+using nlohmann::json;
+
+class TerminalQuestions : public ::testing::Test {
+ protected:
+  // Runs the interpreter at a terminal, typing `typed_ahead` at once and `answer` when `question` appears.
+  RunResult run(ScriptedServer& server, const std::string& prompt, const std::string& typed_ahead,
+                const std::string& question, const std::string& answer) {
+    RunOptions o;
+    o.args = {"--model", "scripted-model", "--api_base", server.base(), prompt};
+    o.env = {{"OPENAI_API_KEY", "sk-terminal"}, {"TERM", "xterm"}};
+    o.cwd = workspace_.path();
+    o.home = home_.path();
+    o.stdin_data = typed_ahead;
+    bool answered = false;
+    RunResult r = run_in_terminal(o, [&](int terminal, const std::string& out) {
+      if (answered || out.find(question) == std::string::npos) return;
+      answered = true;
+      [[maybe_unused]] ssize_t n = ::write(terminal, answer.data(), answer.size());
+    });
+    EXPECT_FALSE(r.timed_out) << json(r.out).dump();
+    EXPECT_TRUE(answered) << json(r.out).dump();
+    return r;
+  }
+  void profile(const std::string& yaml) {
+    std::string dir = home_.path() + "/.config/open-interpreter/profiles";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/default.yaml") << yaml;
+  }
+
+  TempDir workspace_, home_;
+};
+
+TEST_F(TerminalQuestions, KeysTypedBeforeTheConfirmationDoNotAnswerIt) {
+  // Typed ahead (say, at a prompt the block's program printed): "y". Typed after the question: "n". Were the
+  // pending input not discarded, the "y" would run the code.
+  profile("auto_run: false\n");
+  ScriptedServer server(json::array({tool("shell", "touch ran-it"), say("Not run, then.")}));
+  RunResult r = run(server, "touch it", "y\n", "Would you like to run this code?", "n\n");
+  EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
+  struct stat st {};
+  EXPECT_EQ(-1, ::stat((workspace_.path() + "/ran-it").c_str(), &st)) << json(r.out).dump();
+  // A declined block ends the turn; the conversation says why.
+  EXPECT_NE(std::string::npos, saved_conversation(home_.path()).dump().find("The user chose not to run this code."));
+}
+
+TEST_F(TerminalQuestions, ANetworkQuestionComesAfterTheOutputIsUndoneAndOnlyALaterAnswerCounts) {
+  // The block switches to the alternate screen, clears it, selects line drawing and hidden text, then asks for an
+  // unlisted destination (the default policy asks the user). "o" (allow once) is typed ahead; "d" after the
+  // question appears.
+  ScriptedServer server(json::array(
+      {tool("python",
+            "import sys, urllib.request\n"
+            "sys.stdout.write('\\x1b[?1049h\\x1b[2J\\x1b(0\\x1b[8mpress o: ')\nsys.stdout.flush()\n"
+            "try:\n    urllib.request.urlopen('http://unlisted.oishell-test.invalid/', timeout=10)\n"
+            "except Exception as e:\n    print('failed:', e)"),
+       say("Denied.")}));
+  const std::string question = "code wants to reach unlisted.oishell-test.invalid:80";
+  RunResult r = run(server, "fetch", "o\n", question, "d\n");
+  EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
+  // (The terminal shows the reset's closing "\r\n" as "\r\r\n": it is compared without it.)
+  std::string_view reset_sequence = kResetTerminal.substr(0, kResetTerminal.size() - 2);
+  size_t output = r.out.find("press o: "), reset = r.out.find(reset_sequence), asked = r.out.find(question);
+  ASSERT_NE(std::string::npos, output) << json(r.out).dump();
+  EXPECT_LT(output, reset) << json(r.out).dump();
+  EXPECT_LT(reset, asked) << json(r.out).dump();
+  std::string fed = last_tool_output(server.requests().at(1)["body"]);
+  EXPECT_NE(std::string::npos, fed.find("failed: HTTP Error 403")) << fed;
+  EXPECT_NE(std::string::npos, fed.find("[network access to unlisted.oishell-test.invalid:80 was denied")) << fed;
+}
+
+}  // namespace
+}  // namespace oishell::agent::test
