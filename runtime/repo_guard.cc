@@ -710,6 +710,13 @@ void RepoGuard::snapshot_async() {
   if (!started) walk(std::stop_token());  // no thread to be had (EAGAIN): the same walk, on the caller's time
 }
 
+void RepoGuard::snapshot_now() {
+  if (snapshot_) return;
+  snapshot_ = std::make_unique<Snapshot>();
+  Walker walker = Walker::recording(start_, skip_, &snapshot_->trusted, std::stop_token());
+  for (const auto& root : roots_) walker.walk_root(root);
+}
+
 std::vector<RepoFinding> RepoGuard::check() {
   const TrustedDirs* trusted = nullptr;
   if (snapshot_) {

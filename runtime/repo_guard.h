@@ -118,6 +118,9 @@ class RepoGuard {
   // has joined the thread. When no thread can be started, the walk is done before this returns.
   void snapshot_async();
   static constexpr char kSnapshotThreadName[] = "repo-snapshot";
+  // The same snapshot, taken now on the caller's time (for a run too short to have taken it beside the sandbox).
+  // Nothing when a snapshot was started already.
+  void snapshot_now();
 
   // Walks the roots, neutralises what was written during the run, and returns what it found, sorted by path. Waits
   // first for a snapshot still being taken. Repeatable: what it wrote itself is not reported again. Not to be called

@@ -7,6 +7,7 @@
 //
 // Lifetimes: destroying the Sandbox kills init, and with it every sandboxed process (pid namespace). init has
 // PDEATHSIG, so it dies with the supervisor process too.
+#include <poll.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -71,6 +72,17 @@ struct SandboxOptions {
   std::vector<int> forward_signals;
 };
 
+// Descriptors the sandbox's monitor serves besides its own, on the thread that runs it (`oishell run`'s terminal
+// relay: with SandboxOptions::monitor_on_caller, the thread that waits for the command; no thread of its own).
+class MonitorClient {
+ public:
+  virtual ~MonitorClient() = default;
+  // Appends the descriptors to watch now (none while it has nothing to do).
+  virtual void add_pollfds(std::vector<pollfd>& fds) = 0;
+  // What add_pollfds() appended, in the same order, with their revents.
+  virtual void on_pollfds(const pollfd* fds, size_t count) = 0;
+};
+
 class Sandbox {
  public:
   // Builds and seals the sandbox. Fails closed: anything the spec requires that cannot be enforced is an error
@@ -96,6 +108,10 @@ class Sandbox {
   virtual void answer_ask(uint64_t ask_id, relay::AskAnswer answer) = 0;
   // What was enforced and what degraded, as sentences; also sent in the "start" event.
   virtual const std::vector<std::string>& degradations() const = 0;
+  // Serves `client` in the monitor from the next wait on (null: no more); it must outlive that.
+  virtual void set_monitor_client(MonitorClient* client) { (void)client; }
+  // Makes the monitor ask its client for its descriptors again.
+  virtual void wake_monitor() {}
   // Between two code blocks (an executor's block ended): what the host runs later and the sandbox changed so far —
   // protected paths (`protected_changed`) and git repositories, neutralised (`repo_neutralised`) — is reported now,
   // before the block's `done`, so the user and the model learn it with the block that did it. Nothing by default.

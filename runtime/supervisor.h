@@ -41,6 +41,8 @@ class SupervisedSandbox final : public Sandbox {
   Result<ExitInfo> wait(uint64_t id) override;
   void answer_ask(uint64_t ask_id, relay::AskAnswer answer) override;
   void check_host_integrity() override;
+  void set_monitor_client(MonitorClient* client) override;
+  void wake_monitor() override;
   const std::vector<std::string>& degradations() const override { return degradations_; }
   void shutdown() override;
 
@@ -95,6 +97,11 @@ class SupervisedSandbox final : public Sandbox {
   void enforce_deadlines();
   // The repo guard of the writable binds (before anything inside can write); its snapshot starts later.
   void start_repo_guard();
+  // Takes the repo guard's snapshot (once): beside the sandbox, or `now` on this thread.
+  void start_repo_snapshot(bool now);
+  // After the first process started: the snapshot is due kSnapshotDelayMs later (monitor_step starts it).
+  void schedule_repo_snapshot();
+  static constexpr int64_t kSnapshotDelayMs = 20;
   // Protected paths changed and not yet reported (`protected_changed`), then the repo guard's findings
   // (`repo_neutralised`, one event each).
   void report_host_integrity(bool with_protected);
@@ -117,6 +124,9 @@ class SupervisedSandbox final : public Sandbox {
   std::vector<std::string> protected_reported_;
   std::unique_ptr<RepoGuard> repo_guard_;  // the writable binds, from before the sandbox could write
   std::mutex integrity_mutex_;             // one host-integrity check at a time
+  std::once_flag snapshot_once_;
+  std::optional<int64_t> snapshot_at_ms_;  // CLOCK_MONOTONIC ms; with mutex_
+  MonitorClient* monitor_client_ = nullptr;  // with mutex_
   std::optional<SentSpawn> first_process_;
 
   UniqueFd wake_;         // eventfd: stop the monitor thread

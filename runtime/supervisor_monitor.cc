@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,11 @@
 namespace oishell {
 namespace {
 
+void eventfd_wake(int fd) {
+  uint64_t one = 1;
+  (void)!::write(fd, &one, sizeof one);
+}
+
 int64_t now_ms() {
   timespec ts;
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -26,6 +32,27 @@ int64_t now_ms() {
 }
 
 }  // namespace
+
+void SupervisedSandbox::schedule_repo_snapshot() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!repo_guard_ || snapshot_at_ms_) return;
+    snapshot_at_ms_ = now_ms() + kSnapshotDelayMs;
+  }
+  if (!monitor_on_caller_) eventfd_wake(wake_.get());  // the monitor thread recomputes its timeout
+}
+
+void SupervisedSandbox::set_monitor_client(MonitorClient* client) {
+  {
+    std::lock_guard lock(mutex_);
+    monitor_client_ = client;
+  }
+  wake_monitor();
+}
+
+void SupervisedSandbox::wake_monitor() {
+  if (wake_) eventfd_wake(wake_.get());
+}
 
 void SupervisedSandbox::monitor() {
   while (monitor_step()) {
@@ -35,23 +62,29 @@ void SupervisedSandbox::monitor() {
 bool SupervisedSandbox::monitor_step() {
   int timeout = -1;
   bool init_gone;
+  MonitorClient* client;
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return false;
     init_gone = init_gone_;
+    client = monitor_client_;
     int64_t now = now_ms();
+    if (snapshot_at_ms_) timeout = static_cast<int>(std::max<int64_t>(0, *snapshot_at_ms_ - now));
     for (const auto& [id, process] : live_) {
       if (!process.deadline_ms || !process.kill_reason.empty()) continue;
       int64_t left = std::max<int64_t>(0, *process.deadline_ms - now);
       if (timeout < 0 || left < timeout) timeout = static_cast<int>(std::min<int64_t>(left, 1 << 30));
     }
   }
-  pollfd fds[5] = {{wake_.get(), POLLIN, 0},
-                   {init_gone ? -1 : control_.get(), POLLIN, 0},
-                   {notifier_ok_ ? notifier_->fd() : -1, POLLIN, 0},
-                   {signals_ ? signals_.get() : -1, POLLIN, 0},
-                   {relay_ && !relay_serving_ ? relay_->activity_fd() : -1, POLLIN, 0}};
-  if (::poll(fds, 5, timeout) < 0 && errno != EINTR) return false;
+  std::vector<pollfd> fds = {{wake_.get(), POLLIN, 0},
+                             {init_gone ? -1 : control_.get(), POLLIN, 0},
+                             {notifier_ok_ ? notifier_->fd() : -1, POLLIN, 0},
+                             {signals_ ? signals_.get() : -1, POLLIN, 0},
+                             {relay_ && !relay_serving_ ? relay_->activity_fd() : -1, POLLIN, 0}};
+  constexpr size_t kOwn = 5;
+  if (client) client->add_pollfds(fds);
+  if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return false;
+  if (client && fds.size() > kOwn) client->on_pollfds(fds.data() + kOwn, fds.size() - kOwn);
   if (fds[0].revents & POLLIN) {
     uint64_t count;
     (void)!::read(wake_.get(), &count, sizeof count);
@@ -63,6 +96,15 @@ bool SupervisedSandbox::monitor_step() {
   if (fds[3].revents & POLLIN) on_forwarded_signal();
   if (fds[4].revents & POLLIN) on_relay_activity();
   enforce_deadlines();
+  bool snapshot_due = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (snapshot_at_ms_ && *snapshot_at_ms_ <= now_ms()) {
+      snapshot_at_ms_.reset();
+      snapshot_due = true;
+    }
+  }
+  if (snapshot_due) start_repo_snapshot(/*now=*/false);
   return true;
 }
 

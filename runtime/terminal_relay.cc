@@ -1,21 +1,20 @@
 #include "runtime/terminal_relay.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 namespace oishell {
 namespace {
 
 constexpr size_t kChunk = 16 * 1024;
-constexpr size_t kMaxPendingInput = 64 * 1024;  // keys the command has not read yet; reading stops beyond it
+constexpr size_t kBlockingWriteChunk = 512;  // after POLLOUT, when no non-blocking description could be opened
 
 // Modes a full-screen program may leave on, reset at the end: mouse reporting (all encodings), focus events,
 // bracketed paste, application cursor keys and keypad, keyboard lock, insert mode; the cursor shown again.
@@ -24,12 +23,12 @@ constexpr char kResetModes[] =
     "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1004l\x1b[?2004l"
     "\x1b[?1l\x1b>\x1b[2l\x1b[4l\x1b[?25h";
 
-// SIGWINCH arrives on whatever thread does not block it: its handler only writes to a pipe the relay polls.
+// SIGWINCH arrives on whatever thread does not block it: its handler only writes to a pipe the monitor polls.
 std::atomic<int> g_winch_fd{-1};
 
 void on_winch(int) {
-  int saved = errno;
-  int fd = g_winch_fd.load();
+  const int saved = errno;
+  const int fd = g_winch_fd.load();
   if (fd >= 0) {
     char byte = 1;
     (void)!::write(fd, &byte, 1);
@@ -37,180 +36,191 @@ void on_winch(int) {
   errno = saved;
 }
 
-bool write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) {
-      pollfd p{fd, POLLOUT, 0};
-      (void)::poll(&p, 1, 1000);
-      continue;
-    }
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
+// A description of the terminal at `fd` of its own, non-blocking: O_NONBLOCK on `fd` itself would also change the
+// user's shell's (they share the open file description).
+UniqueFd reopen_nonblocking(int fd, int access) {
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  return UniqueFd(::open(path.c_str(), access | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+}
+
+Status set_nonblocking(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return Status::from_errno(errno, "fcntl(O_NONBLOCK)");
+  return Status::ok();
 }
 
 }  // namespace
 
-TerminalRelay::TerminalRelay(UniqueFd master, Ends ends) : master_(std::move(master)), ends_(ends) {}
+TerminalRelay::TerminalRelay(UniqueFd master, Ends ends, std::function<void()> wake)
+    : master_(std::move(master)), ends_(ends), wake_(std::move(wake)) {}
 
-Result<std::unique_ptr<TerminalRelay>> TerminalRelay::start(UniqueFd master, Ends ends) {
-  std::unique_ptr<TerminalRelay> relay(new TerminalRelay(std::move(master), ends));
-  int flags = ::fcntl(relay->master_.get(), F_GETFL);
-  if (flags < 0 || ::fcntl(relay->master_.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
-    return Status::from_errno(errno, "fcntl(terminal master, O_NONBLOCK)");
-  }
-  relay->wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!relay->wake_) return Status::from_errno(errno, "eventfd");
+Result<std::unique_ptr<TerminalRelay>> TerminalRelay::start(UniqueFd master, Ends ends, std::function<void()> wake) {
+  std::unique_ptr<TerminalRelay> relay(new TerminalRelay(std::move(master), ends, std::move(wake)));
+  OI_TRY_CTX(set_nonblocking(relay->master_.get()), "the command's terminal");
+  OI_TRY(relay->open_ends());
   if (ends.input >= 0) {
     if (::tcgetattr(ends.input, &relay->saved_) != 0) return Status::from_errno(errno, "tcgetattr(the terminal)");
     relay->modes_fd_ = ends.input;
     relay->set_raw(true);
   }
-  relay->thread_ = std::thread([r = relay.get()] { r->run(); });
   return relay;
 }
 
-TerminalRelay::~TerminalRelay() { finish(); }
+Status TerminalRelay::open_ends() {
+  if (ends_.input >= 0) {
+    input_ = reopen_nonblocking(ends_.input, O_RDONLY);
+    in_fd_ = input_ ? input_.get() : ends_.input;  // read only after POLLIN either way
+  }
+  if (ends_.output >= 0) {
+    output_ = reopen_nonblocking(ends_.output, O_WRONLY);
+    out_fd_ = output_ ? output_.get() : ends_.output;
+    output_blocking_ = !output_;
+  }
+  int winch[2];
+  if (::pipe2(winch, O_CLOEXEC | O_NONBLOCK) != 0) return Status::from_errno(errno, "pipe2(SIGWINCH)");
+  winch_read_.reset(winch[0]);
+  winch_write_.reset(winch[1]);
+  g_winch_fd.store(winch_write_.get());
+  struct sigaction action {};
+  action.sa_handler = on_winch;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  if (::sigaction(SIGWINCH, &action, nullptr) != 0) return Status::from_errno(errno, "sigaction(SIGWINCH)");
+  return Status::ok();
+}
+
+TerminalRelay::~TerminalRelay() {
+  finish();
+  g_winch_fd.store(-1);
+}
 
 void TerminalRelay::set_raw(bool raw) {
   if (modes_fd_ < 0) return;
   termios modes = saved_;
   if (raw) cfmakeraw(&modes);
-  (void)::tcsetattr(modes_fd_, TCSADRAIN, &modes);
-}
-
-void TerminalRelay::wake() {
-  uint64_t one = 1;
-  (void)!::write(wake_.get(), &one, sizeof one);
+  (void)::tcsetattr(modes_fd_, TCSANOW, &modes);  // what was written is processed already: nothing to drain
 }
 
 void TerminalRelay::pause() {
-  std::unique_lock lock(mutex_);
-  if (pause_depth_++ > 0) return;
-  wake();
-  changed_.wait(lock, [&] { return thread_paused_ || stopping_ || !thread_.joinable(); });
+  std::lock_guard lock(mutex_);
+  if (pause_depth_++ > 0 || finished_) return;
   set_raw(false);
-  // Keys typed before the question cannot answer it.
-  if (modes_fd_ >= 0) (void)::tcflush(modes_fd_, TCIFLUSH);
+  if (modes_fd_ >= 0) (void)::tcflush(modes_fd_, TCIFLUSH);  // keys typed before the question cannot answer it
 }
 
 void TerminalRelay::resume() {
+  {
+    std::lock_guard lock(mutex_);
+    if (pause_depth_ == 0 || --pause_depth_ > 0 || finished_) return;
+    set_raw(true);
+  }
+  if (wake_) wake_();
+}
+
+void TerminalRelay::add_pollfds(std::vector<pollfd>& fds) {
   std::lock_guard lock(mutex_);
-  if (pause_depth_ == 0 || --pause_depth_ > 0) return;
-  set_raw(true);
-  wake();
-  changed_.notify_all();
+  if (pause_depth_ > 0 || finished_) {
+    polled_ = 0;
+    return;
+  }
+  short master_events = 0;
+  if (master_open_ && to_output_.size() < kMaxPendingOutput) master_events |= POLLIN;
+  if (master_open_ && !to_master_.empty()) master_events |= POLLOUT;
+  const bool want_input = in_fd_ >= 0 && to_master_.size() < kMaxPendingInput;
+  fds.push_back({master_events ? master_.get() : -1, master_events, 0});
+  fds.push_back({want_input ? in_fd_ : -1, POLLIN, 0});
+  fds.push_back({!to_output_.empty() ? out_fd_ : -1, POLLOUT, 0});
+  fds.push_back({winch_read_.get(), POLLIN, 0});
+  polled_ = 4;
 }
 
-void TerminalRelay::write_out(const std::string& bytes) {
-  if (!bytes.empty() && ends_.output >= 0) (void)write_all(ends_.output, bytes.data(), bytes.size());
+void TerminalRelay::on_pollfds(const pollfd* fds, size_t count) {
+  std::lock_guard lock(mutex_);
+  if (pause_depth_ > 0 || finished_ || polled_ != 4 || count < 4) return;  // paused meanwhile: nothing is touched
+  if (fds[3].revents & POLLIN) forward_window_size();
+  if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) master_open_ = read_master();
+  if (fds[0].revents & POLLOUT) write_master();
+  if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) read_input();
+  if (fds[2].revents & (POLLOUT | POLLERR | POLLHUP) || !to_output_.empty()) write_output();
 }
 
-bool TerminalRelay::pump_output(bool until_empty) {
+void TerminalRelay::forward_window_size() {
+  char drain[64];
+  while (::read(winch_read_.get(), drain, sizeof drain) > 0) {
+  }
+  winsize size{};
+  const int from = ends_.input >= 0 ? ends_.input : ends_.output;
+  if (from >= 0 && ::ioctl(from, TIOCGWINSZ, &size) == 0) (void)::ioctl(master_.get(), TIOCSWINSZ, &size);
+}
+
+bool TerminalRelay::read_master() {
   char buffer[kChunk];
-  for (;;) {
-    ssize_t n = ::read(master_.get(), buffer, sizeof buffer);
+  while (to_output_.size() < kMaxPendingOutput) {
+    const ssize_t n = ::read(master_.get(), buffer, sizeof buffer);
     if (n > 0) {
-      write_out(filter_.feed(std::string_view(buffer, static_cast<size_t>(n))));
-      if (!until_empty) return true;
+      std::string filtered = filter_.feed(std::string_view(buffer, static_cast<size_t>(n)));
+      if (filtered.find('\x1b') != std::string::npos) escapes_forwarded_ = true;
+      to_output_ += filtered;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) return true;
-    return false;  // EIO: every slave is closed
+    return n < 0 && errno == EAGAIN;  // else EIO: every slave is closed
+  }
+  return true;
+}
+
+void TerminalRelay::write_output() {
+  while (!to_output_.empty() && out_fd_ >= 0) {
+    const size_t chunk = output_blocking_ ? std::min(to_output_.size(), kBlockingWriteChunk) : to_output_.size();
+    const ssize_t n = ::write(out_fd_, to_output_.data(), chunk);
+    if (n > 0) {
+      to_output_.erase(0, static_cast<size_t>(n));
+      if (output_blocking_) return;  // one small write per POLLOUT
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    to_output_.clear();  // the user's terminal is gone: nothing can be shown any more
+    out_fd_ = -1;
+    return;
   }
 }
 
-void TerminalRelay::run() {
-  int winch[2] = {-1, -1};
-  if (::pipe2(winch, O_CLOEXEC | O_NONBLOCK) == 0) {
-    g_winch_fd.store(winch[1]);
-    struct sigaction action {};
-    action.sa_handler = on_winch;
-    action.sa_flags = SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGWINCH, &action, nullptr);
+void TerminalRelay::read_input() {
+  char buffer[4096];
+  const ssize_t n = ::read(in_fd_, buffer, sizeof buffer);
+  if (n > 0) {
+    to_master_.append(buffer, static_cast<size_t>(n));
+    write_master();
+  } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+    in_fd_ = -1;  // the user's terminal is gone: keep relaying output
   }
-  UniqueFd winch_read(winch[0]), winch_write(winch[1]);
-  auto forward_size = [&] {
-    winsize size{};
-    int from = ends_.input >= 0 ? ends_.input : ends_.output;
-    if (from >= 0 && ::ioctl(from, TIOCGWINSZ, &size) == 0) (void)::ioctl(master_.get(), TIOCSWINSZ, &size);
-  };
-  bool master_open = true;
-  for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      if (stopping_) break;
-      if (pause_depth_ > 0) {
-        thread_paused_ = true;
-        changed_.notify_all();
-        changed_.wait(lock, [&] { return pause_depth_ == 0 || stopping_; });
-        thread_paused_ = false;
-        continue;
-      }
-    }
-    const bool want_input = ends_.input >= 0 && to_master_.size() < kMaxPendingInput;
-    pollfd fds[4] = {{wake_.get(), POLLIN, 0},
-                     {master_open ? master_.get() : -1,
-                      static_cast<short>(POLLIN | (to_master_.empty() ? 0 : POLLOUT)), 0},
-                     {want_input ? ends_.input : -1, POLLIN, 0},
-                     {winch_read ? winch_read.get() : -1, POLLIN, 0}};
-    if (::poll(fds, 4, master_open ? -1 : 100) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[0].revents & POLLIN) {
-      uint64_t count;
-      (void)!::read(wake_.get(), &count, sizeof count);
-    }
-    if (fds[3].revents & POLLIN) {
-      char drain[64];
-      while (::read(winch_read.get(), drain, sizeof drain) > 0) {
-      }
-      forward_size();
-    }
-    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) master_open = pump_output(false);
-    if (master_open && (fds[1].revents & POLLOUT) && !to_master_.empty()) {
-      ssize_t n = ::write(master_.get(), to_master_.data(), to_master_.size());
-      if (n > 0) to_master_.erase(0, static_cast<size_t>(n));
-    }
-    if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
-      char buffer[kChunk];
-      ssize_t n = ::read(ends_.input, buffer, sizeof buffer);
-      if (n > 0) {
-        to_master_.append(buffer, static_cast<size_t>(n));
-        ssize_t w = ::write(master_.get(), to_master_.data(), to_master_.size());
-        if (w > 0) to_master_.erase(0, static_cast<size_t>(w));
-      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        ends_.input = -1;  // the user's terminal is gone: keep relaying output
-      }
-    }
-  }
-  g_winch_fd.store(-1);
+}
+
+void TerminalRelay::write_master() {
+  if (to_master_.empty() || !master_open_) return;
+  const ssize_t n = ::write(master_.get(), to_master_.data(), to_master_.size());
+  if (n > 0) to_master_.erase(0, static_cast<size_t>(n));
 }
 
 void TerminalRelay::finish() {
-  {
-    std::lock_guard lock(mutex_);
-    if (finished_) return;
-    finished_ = true;
-    stopping_ = true;
-    changed_.notify_all();
+  std::lock_guard lock(mutex_);
+  if (finished_) return;
+  finished_ = true;
+  // What the command wrote before it ended is in its pseudo-terminal now; the user's terminal gets it, within
+  // two seconds.
+  if (master_open_) (void)read_master();
+  to_output_ += filter_.finish();
+  if (escapes_forwarded_) to_output_ += kResetModes;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!to_output_.empty() && out_fd_ >= 0 && std::chrono::steady_clock::now() < deadline) {
+    pollfd out{out_fd_, POLLOUT, 0};
+    if (::poll(&out, 1, 100) < 0 && errno != EINTR) break;
+    write_output();
   }
-  wake();
-  if (thread_.joinable()) thread_.join();
-  // What the command wrote before it ended is in the pseudo-terminal now.
-  (void)pump_output(true);
-  write_out(filter_.finish());
-  if (ends_.output >= 0) write_out(kResetModes);
   if (modes_fd_ >= 0) {
-    (void)::tcsetattr(modes_fd_, TCSADRAIN, &saved_);
-    (void)::tcflush(modes_fd_, TCIFLUSH);
+    (void)::tcsetattr(modes_fd_, TCSANOW, &saved_);
+    (void)::tcflush(modes_fd_, TCIFLUSH);  // a late terminal report, keys typed at the very end
   }
 }
 

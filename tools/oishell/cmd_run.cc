@@ -265,13 +265,15 @@ int run(int argc, char** argv) {
     }
     // No question is being asked while the terminal changes hands.
     auto no_question = asker.hold_questions();
-    auto started = TerminalRelay::start(std::move(spawned->terminal), ends);
+    Sandbox* box = sandbox->get();
+    auto started = TerminalRelay::start(std::move(spawned->terminal), ends, [box] { box->wake_monitor(); });
     if (!started.is_ok()) {
       (*sandbox)->shutdown();
       std::fprintf(stderr, "oishell: the command's terminal: %s\n", started.status().message().c_str());
       return kExitSandboxFailed;
     }
     terminal = std::move(started.value());
+    (*sandbox)->set_monitor_client(terminal.get());  // served while this thread waits for the command
     asker.attach_terminal(terminal.get());
     events.hold(true);
   }
@@ -283,6 +285,7 @@ int run(int argc, char** argv) {
       auto no_question = asker.hold_questions();
       asker.attach_terminal(nullptr);
     }
+    (*sandbox)->set_monitor_client(nullptr);
     terminal->finish();
     events.hold(false);
   }

@@ -48,9 +48,11 @@ void TerminalAsker::attach_terminal(TerminalRelay* relay) {
 
 relay::AskHandler TerminalAsker::handler() {
   if (!tty_) return nullptr;
-  thread_ = std::thread([this] { serve(); });
+  // The thread starts with the first question (on the relay's thread), not with every run: a process's first
+  // thread makes each later change of its address space a cross-CPU TLB flush (docs/performance.md).
   return [this](const relay::AskRequest& question) {
     std::lock_guard lock(mutex_);
+    if (!thread_.joinable() && !stopping_) thread_ = std::thread([this] { serve(); });
     questions_.push_back(question);
     changed_.notify_all();
   };
