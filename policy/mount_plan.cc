@@ -92,7 +92,7 @@ std::string writable_refusal(const std::string& dir, const std::string& real_hom
     if (path_within(dir, system)) return std::string("it is inside the system directory ") + system;
   }
   // Roots of directories shared with other users and programs.
-  for (const char* shared : {"/var", "/home", "/tmp", "/var/tmp", "/mnt", "/media", "/srv", "/root"}) {
+  for (const char* shared : {"/var", "/home", "/tmp", "/var/tmp", "/mnt", "/media", "/srv"}) {
     if (dir == shared) return std::string("it is ") + shared + ", which holds what is not yours to give away";
   }
   if (!allow_home && !real_home.empty() && path_within(real_home, dir)) {
