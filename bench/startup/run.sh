@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Start-up cost of the sandbox: `/bin/true` and `python3 -c pass` under `oishell run` (default profile), under
-# bubblewrap with all namespaces, and bare. The three are run alternately (one of each per round, so that machine
-# load affects them alike); medians of wall time and (with perf installed) of CPU time (`perf stat -e task-clock`,
-# every task started) and the ratios oishell/bwrap and oishell/bare are printed.
+# bubblewrap with all namespaces, and bare. The three are run alternately (one of each per round, in alternating
+# order, so that machine load affects them alike); medians of wall time and (with perf installed) of CPU time (`perf stat -e task-clock`,
+# every task started) and the ratios oishell/bwrap and oishell/bare are printed. Each workload runs twice: with
+# /dev/null as stdio, and on a terminal (a pseudo-terminal the benchmark holds as stdin, stdout and stderr), where
+# oishell gives the command a terminal of the sandbox's own and relays it, and bwrap passes the terminal through.
 #
 #   bench/startup/run.sh [-n ROUNDS] [-o OISHELL_BINARY]
 #
@@ -36,18 +38,30 @@ fi
 echo "oishell: $oishell ($("$oishell" --version)); bwrap: $(command -v bwrap || echo absent); rounds: $rounds"
 echo "kernel $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$python" - "$rounds" "$oishell" "$python" "${bwrap_prefix[@]}" <<'PY'
-import os, shutil, statistics, sys, time
+import os, pty, shutil, statistics, sys, threading, time
 rounds, oishell, python = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 bwrap = sys.argv[4:]
 workloads = {"/bin/true": ["/bin/true"], "python3 -c pass": [python, "-c", "pass"]}
 null = os.open(os.devnull, os.O_RDWR)
+# The terminal: its slave is the commands' stdio in the "tty" runs; what reaches it is read and dropped.
+tty_master, tty_slave = pty.openpty()
+def drain():
+    while True:
+        try:
+            if not os.read(tty_master, 65536):
+                return
+        except OSError:
+            return
+threading.Thread(target=drain, daemon=True).start()
+stdio = null
 
 perf = shutil.which("perf")
 perf_out = os.path.join(os.getcwd(), "perf-stat.csv")
 
 def spawn(argv):
     pid = os.posix_spawn(argv[0] if argv[0].startswith("/") else "/usr/bin/" + argv[0], argv, os.environ,
-                         file_actions=[(os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1)])
+                         file_actions=[(os.POSIX_SPAWN_DUP2, stdio, 0), (os.POSIX_SPAWN_DUP2, stdio, 1),
+                                       (os.POSIX_SPAWN_DUP2, stdio if stdio != null else 2, 2)])
     _, status = os.waitpid(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"bench/startup: {' '.join(argv)} failed with status {os.waitstatus_to_exitcode(status)}")
@@ -69,7 +83,8 @@ def cpu(argv):
                 return float(fields[0])
     sys.exit("bench/startup: no task-clock in perf stat output")
 
-for name, command in workloads.items():
+for (name, command), stdio in [(w, s) for s in (null, tty_slave) for w in workloads.items()]:
+    name = name + (" (tty)" if stdio == tty_slave else "")
     runners = {"oishell": [oishell, "run", "--"] + command, "bare": command}
     if bwrap:
         runners["bwrap"] = bwrap + command
@@ -78,8 +93,11 @@ for name, command in workloads.items():
             run(argv)
     times = {k: [] for k in runners}
     cpus = {k: [] for k in runners}
-    for _ in range(rounds):
-        for key, argv in runners.items():
+    for i in range(rounds):
+        # Alternate the order too, so that no runner always follows the same one (page cache, CPU state).
+        keys = list(runners) if i % 2 == 0 else list(reversed(list(runners)))
+        for key in keys:
+            argv = runners[key]
             times[key].append(run(argv))
             if perf:
                 cpus[key].append(cpu(argv))
@@ -87,7 +105,7 @@ for name, command in workloads.items():
         if not samples["bare"]:
             continue
         med = {k: statistics.median(v) for k, v in samples.items()}
-        line = f"{name:16s} {label:4s} median ms: " + ", ".join(f"{k} {med[k]:.2f}" for k in runners)
+        line = f"{name:22s} {label:4s} median ms: " + ", ".join(f"{k} {med[k]:.2f}" for k in runners)
         line += f"; oishell/bare {med['oishell'] / med['bare']:.2f}"
         if bwrap:
             line += f"; oishell/bwrap {med['oishell'] / med['bwrap']:.2f}"
