@@ -67,17 +67,7 @@ std::string forge_code(const std::string& lines) {
 constexpr const char* kTinyPng =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR4nGNgAAIAAAUAAXpeqz8AAAAASUVORK5CYII=";
 
-class ControlChannelTest : public ::testing::TestWithParam<std::string> {
- protected:
-  std::unique_ptr<SupervisorClient> start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--sandbox", GetParam(), "--workspace", dir_.path()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto client = std::make_unique<SupervisorClient>(args);
-    EXPECT_TRUE(client->ready().is_object()) << "no ready event from oishell supervise " << GetParam();
-    return client;
-  }
-  ScratchDir dir_;
-};
+class ControlChannelTest : public SupervisorModeTest {};
 
 TEST_P(ControlChannelTest, OversizedLinesAreDroppedWithoutGrowingTheSupervisor) {
   auto c = start();

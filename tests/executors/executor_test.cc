@@ -14,20 +14,12 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-class ExecutorTest : public ::testing::TestWithParam<std::string> {
+class ExecutorTest : public SupervisorModeTest {
  protected:
-  std::unique_ptr<SupervisorClient> start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--sandbox", GetParam(), "--workspace", dir_.path()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto client = std::make_unique<SupervisorClient>(args);
-    EXPECT_TRUE(client->ready().is_object()) << "no ready event from oishell supervise " << GetParam();
-    return client;
-  }
   static bool has_language(const SupervisorClient& c, const std::string& name) {
     const auto& langs = c.ready().value("languages", json::array());
     return std::find(langs.begin(), langs.end(), name) != langs.end();
   }
-  ScratchDir dir_;
 };
 
 TEST_P(ExecutorTest, ReadyNamesProtocolAndLanguages) {

@@ -7,10 +7,12 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace oishell::test {
@@ -72,5 +74,19 @@ class ScratchDir {
 };
 
 inline const char* oishell_bin() { return OISHELL_BIN; }
+
+// A case run against each sandbox mode (the parameter: "none" or "openshell"), with a workspace of its own.
+class SupervisorModeTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  // `oishell supervise --sandbox MODE --workspace DIR EXTRA...`, once it said it is ready.
+  std::unique_ptr<SupervisorClient> start(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--sandbox", GetParam(), "--workspace", dir_.path()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto client = std::make_unique<SupervisorClient>(args);
+    EXPECT_TRUE(client->ready().is_object()) << "no ready event from oishell supervise " << GetParam();
+    return client;
+  }
+  ScratchDir dir_;
+};
 
 }  // namespace oishell::test
