@@ -10,12 +10,11 @@
 // a file sets it, so a file with an older ctime is the user's and is never touched, unless the git directory
 // holding it is new since the start (below).
 //
-// Walk: every directory under each root, depth-first, each opened with O_NOFOLLOW|O_DIRECTORY relative to its
-// parent's fd (no path is resolved after the root, no symlink is followed, so a process still running inside cannot
-// redirect the walk out of the roots); listed with readdir, using d_type (an lstat only for DT_UNKNOWN). A directory
-// on a read-only mount is skipped with its subtree (statx's mount id per directory, statvfs once per mount). A git
-// directory is a directory entry named `.git`, or any directory git would accept as one (setup.c:
-// is_git_directory): a `HEAD` that is not a directory, with `objects` and `refs` or with `commondir`. In each:
+// Walk (repo_walk.h): every directory under each root, depth-first, each opened relative to its parent's fd (no
+// path is resolved after the root, no symlink is followed, so a process still running inside cannot redirect the
+// walk out of the roots). A directory on a read-only mount is skipped with its subtree. A git directory is a
+// directory entry named `.git`, or any directory git would accept as one (setup.c: is_git_directory): a `HEAD` that
+// is not a directory, with `objects` and `refs` or with `commondir`. In each (repo_neutralise.h):
 //   config, config.worktree  new: re-serialised with only the allowlisted keys (git_config.h); when that differs
 //                            from the file, the file is renamed to `<name>.oishell-quarantine` (.2, .3, ... when
 //                            taken) and the safe text is put in its place (nothing when no key is left); a symlink
@@ -57,10 +56,10 @@
 // (likewise its hooks alone, when the run changed its hooks directory first). Without a snapshot, check() judges every
 // entry by its own ctime.
 //
-// Everything is done relative to directory fds (openat, renameat2 RENAME_NOREPLACE, linkat/unlinkat when a file
-// system lacks it) and nothing follows a link. A directory made unreadable during the run (mode 000) is reported;
-// when it is ours it is checked with the owner's permissions added for the check and its mode put back, otherwise
-// it is reported as not checked (an old one git cannot enter either is passed over). A git directory made
+// Everything is done relative to directory fds (repo_files.h: openat, renameat2 RENAME_NOREPLACE, linkat/unlinkat
+// when a file system lacks it) and nothing follows a link. A directory made unreadable during the run (mode 000) is
+// reported; when it is ours it is checked with the owner's permissions added for the check and its mode put back,
+// otherwise it is reported as not checked (an old one git cannot enter either is passed over). A git directory made
 // read-only gets the owner's write permission while its files are moved, then its mode back.
 //
 // Bounds: kMaxDepth levels below each root (a deeper directory is reported as not checked), no limit on entries,
