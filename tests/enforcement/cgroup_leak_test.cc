@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -113,7 +114,8 @@ struct LeakReport {
 
 // In a child process that is a subreaper (so that init and the janitor, orphaned by the kill, become its children
 // and "every process is gone" is a wait): `oishell run --memory 256MiB -- sleep 5`, SIGKILLed after a delay
-// spread over 0-50 ms (to its pid, or to its whole process group with `kill_group`); every process reaped; no
+// spread over 0-50 ms or longer (see below; to its pid, or to its whole process group with `kill_group`); every
+// process reaped; no
 // cgroup of it left. At least `min_runs`, then more until `seconds` have passed. Leftovers are removed.
 LeakReport kill_during_startup(int min_runs, int seconds, bool kill_group) {
   TempDir workspace;
@@ -126,11 +128,32 @@ LeakReport kill_during_startup(int min_runs, int seconds, bool kill_group) {
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     const std::vector<std::string> parents = cgroup_parents();
     std::set<pid_t> pids;
+    // The kills are spread over 0-50 ms, or over twice the time this build takes to make its cgroups when that is
+    // longer (a sanitizer build starts several times slower): measured once, on a run killed when they exist.
+    long span_us = 50'000;
+    {
+      BackgroundOishell probe = start_oishell({"--memory", "256MiB"}, {"sleep", "5"}, {}, workspace.path(),
+                                              /*capture_stderr=*/false, /*own_group=*/false);
+      const auto t0 = std::chrono::steady_clock::now();
+      while (cgroups_of(probe.pid, parents).empty() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)) {
+        sleep_us(200);
+      }
+      const long made_us = static_cast<long>(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+      span_us = std::max(span_us, 2 * made_us);
+      ::kill(probe.pid, SIGKILL);
+      pids.insert(probe.pid);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (std::chrono::steady_clock::now() < deadline) {
+        if (::waitpid(-1, nullptr, WNOHANG) < 0 && errno == ECHILD) break;
+        sleep_us(500);
+      }
+    }
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 1000; ++i) {
       if (i >= min_runs && std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds)) break;
-      // 0, 3.5, 7, ... ms: a permutation of the 101 steps of 0.5 ms over 0-50 ms.
-      const long delay_us = (i * 7L % 101) * 500;
+      // A permutation of the 101 steps over 0-span (0, 3.5, 7, ... ms for 50 ms).
+      const long delay_us = (i * 7L % 101) * span_us / 100;
       BackgroundOishell run = start_oishell({"--memory", "256MiB"}, {"sleep", "5"}, {}, workspace.path(),
                                             /*capture_stderr=*/false, /*own_group=*/kill_group);
       sleep_us(delay_us);
