@@ -72,6 +72,10 @@ TEST(Git, DotGitCannotBeSwappedOrWrittenAndGitStillReadsInside) {
       "printf '[core]\\n\\tfsmonitor = touch $M\\n' >> .git/config && echo config=ok || echo config=refused; "
       "printf '#!/bin/sh\\ntouch $M\\n' > .git/hooks/pre-commit && echo hook=ok || echo hook=refused; "
       "echo ../planted > .git/commondir && echo commondir=ok || echo commondir=refused; "
+      "mkdir -p .git/worktrees/w && echo ../planted > .git/worktrees/w/commondir && echo worktree=ok || "
+      "echo worktree=refused; "
+      "mkdir -p .git/modules/m && printf '[core]\\n\\tfsmonitor = touch $M\\n' > .git/modules/m/config && "
+      "echo module=ok || echo module=refused; "
       "echo two >> file.txt; git status --short; git diff --stat | tail -1; git log --oneline | wc -l");
   ASSERT_EQ(0, r.status) << r.err;
   // mv: EBUSY (a mount point); writes: EROFS. Without the sandbox each succeeds.
@@ -79,6 +83,8 @@ TEST(Git, DotGitCannotBeSwappedOrWrittenAndGitStillReadsInside) {
   EXPECT_NE(std::string::npos, r.out.find("config=refused")) << r.out;
   EXPECT_NE(std::string::npos, r.out.find("hook=refused")) << r.out;
   EXPECT_NE(std::string::npos, r.out.find("commondir=refused")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("worktree=refused")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("module=refused")) << r.out;
   EXPECT_NE(std::string::npos, r.err.find("Device or resource busy")) << r.err;
   EXPECT_NE(std::string::npos, r.err.find("Read-only file system")) << r.err;
   // The allowed neighbours: git reads the repository inside.
@@ -123,7 +129,11 @@ TEST(Git, CommitModeCommitsButKeepsWhatGitObeysReadOnly) {
       "printf '[core]\\n\\tfsmonitor = touch $M\\n' >> .git/config && echo config=ok || echo config=refused; "
       "printf '#!/bin/sh\\ntouch $M\\n' > .git/hooks/pre-commit && echo hook=ok || echo hook=refused; "
       "mkdir -p planted/hooks && printf '[core]\\n\\tfsmonitor = touch $M\\n' > planted/config && "
-      "echo \"$PWD/planted\" > .git/commondir && echo commondir=ok || echo commondir=refused",
+      "echo \"$PWD/planted\" > .git/commondir && echo commondir=ok || echo commondir=refused; "
+      // Where .git has no worktrees/ or modules/ yet, git: commit cannot bind them: made inside, neutralised.
+      "mkdir -p .git/worktrees/w && echo \"$PWD/planted\" > .git/worktrees/w/commondir && echo worktree=ok; "
+      "git init -q --bare .git/modules/m && printf '[core]\\n\\tfsmonitor = touch $M\\n' >> .git/modules/m/config && "
+      "echo module=ok",
       commit_mode);
   ASSERT_EQ(0, r.status) << r.err;
   EXPECT_NE(std::string::npos, r.out.find("commit=ok")) << r.out;    // allowed: the object store is writable
@@ -131,6 +141,10 @@ TEST(Git, CommitModeCommitsButKeepsWhatGitObeysReadOnly) {
   EXPECT_NE(std::string::npos, r.out.find("hook=refused")) << r.out;    // EROFS: hooks are read-only
   EXPECT_NE(std::string::npos, r.out.find("commondir=ok")) << r.out;    // a new name cannot be made read-only...
   EXPECT_NE(std::string::npos, r.err.find("commondir")) << r.err;   // ...so it is moved away at the end, and said
+  EXPECT_NE(std::string::npos, r.out.find("worktree=ok")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("module=ok")) << r.out;
+  EXPECT_NE(std::string::npos, r.err.find("worktrees/w/commondir")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("modules/m/config")) << r.err;
   EXPECT_TRUE(w.host_git_runs_nothing());
   EXPECT_EQ(0, w.host_git("log --oneline -1 --grep inside"));
 }
