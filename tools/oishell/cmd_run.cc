@@ -238,7 +238,8 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "oishell: sandbox could not be built: %s\n", sandbox.status().message().c_str());
     return kExitSandboxFailed;
   }
-  asker.attach(sandbox->get());
+  // Ends before the sandbox does: a question answered late goes nowhere.
+  auto questions_for = asker.attach(sandbox->get());
   trace_startup("run: sandbox ready");
 
   auto spawned = (*sandbox)->first_process();

@@ -6,10 +6,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <string>
+#include <thread>
 
 #include "base/terminal_text.h"
+#include "base/unique_fd.h"
 
 namespace oishell::cli {
 
@@ -23,92 +27,116 @@ relay::AskAnswer parse_ask_answer(const std::string& line) {
   return relay::AskAnswer::deny;
 }
 
-TerminalAsker::TerminalAsker() : tty_(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)) {}
+struct TerminalAsker::State {
+  UniqueFd tty;
+  std::mutex mutex;
+  std::mutex asking;  // held while a question is on the terminal
+  std::condition_variable changed;
+  std::deque<relay::AskRequest> questions;
+  Sandbox* sandbox = nullptr;      // answered only while attached (under mutex)
+  TerminalRelay* terminal = nullptr;  // changed only under asking
+  bool stopping = false;
+  std::thread thread;
+};
 
-TerminalAsker::~TerminalAsker() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  // A question being read from the terminal cannot be interrupted portably; leave that thread to process exit.
-  if (thread_.joinable()) thread_.detach();
-}
-
-void TerminalAsker::attach(Sandbox* sandbox) {
-  std::lock_guard lock(mutex_);
-  sandbox_ = sandbox;
-  changed_.notify_all();
-}
-
-void TerminalAsker::attach_terminal(TerminalRelay* relay) {
-  std::lock_guard lock(mutex_);
-  terminal_ = relay;
-}
-
-relay::AskHandler TerminalAsker::handler() {
-  if (!tty_) return nullptr;
-  // The thread starts with the first question (on the relay's thread), not with every run: a process's first
-  // thread makes each later change of its address space a cross-CPU TLB flush (docs/performance.md).
-  return [this](const relay::AskRequest& question) {
-    std::lock_guard lock(mutex_);
-    if (!thread_.joinable() && !stopping_) thread_ = std::thread([this] { serve(); });
-    questions_.push_back(question);
-    changed_.notify_all();
-  };
-}
+namespace {
 
 // One line from the terminal in its own (cooked) modes: what was typed before the question is discarded first.
-std::string TerminalAsker::read_answer() {
+std::string read_answer(int tty) {
   termios modes;
   bool cooked_forced = false;
-  if (::tcgetattr(tty_.get(), &modes) == 0 && !(modes.c_lflag & ICANON)) {
+  if (::tcgetattr(tty, &modes) == 0 && !(modes.c_lflag & ICANON)) {
     termios cooked = modes;
     cooked.c_lflag |= ICANON | ECHO;
-    cooked_forced = ::tcsetattr(tty_.get(), TCSADRAIN, &cooked) == 0;
+    cooked_forced = ::tcsetattr(tty, TCSADRAIN, &cooked) == 0;
   }
-  (void)::tcflush(tty_.get(), TCIFLUSH);
+  (void)::tcflush(tty, TCIFLUSH);
   std::string line;
   char c;
   while (line.size() < 256) {
-    ssize_t n = ::read(tty_.get(), &c, 1);
+    ssize_t n = ::read(tty, &c, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0 || c == '\n' || c == '\r') break;
     line.push_back(c);
   }
-  if (cooked_forced) (void)::tcsetattr(tty_.get(), TCSADRAIN, &modes);
+  if (cooked_forced) (void)::tcsetattr(tty, TCSADRAIN, &modes);
   return line;
 }
 
-void TerminalAsker::serve() {
+// The question thread: it owns a share of the state, so it may outlive the asker (blocked reading the terminal).
+void serve(const std::shared_ptr<TerminalAsker::State>& state) {
   for (;;) {
     relay::AskRequest question;
-    Sandbox* sandbox;
-    TerminalRelay* terminal;
     {
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stopping_ || (sandbox_ && !questions_.empty()); });
-      if (stopping_) return;
-      question = questions_.front();
-      questions_.pop_front();
-      sandbox = sandbox_;
-      terminal = terminal_;
+      std::unique_lock lock(state->mutex);
+      state->changed.wait(lock, [&] { return state->stopping || (state->sandbox && !state->questions.empty()); });
+      if (state->stopping) return;
+      question = state->questions.front();
+      state->questions.pop_front();
     }
-    std::lock_guard asking(asking_);
-    {
-      std::lock_guard lock(mutex_);
-      terminal = terminal_;  // as it is now that no one changes it
-    }
+    std::lock_guard asking(state->asking);
+    TerminalRelay* terminal = state->terminal;  // as it is now that no one changes it
     if (terminal) terminal->pause();
     // A new line, attributes and character set reset (the command may have left them invisible or garbled).
     std::string prompt = "\r\n\x1b[0m\x0foishell: the sandbox wants to connect to " +
                          escape_for_terminal(question.host) + ":" + std::to_string(question.port) +
                          ". Allow? [y]es once, [a]lways, [N]o (then Enter): ";
-    (void)!::write(tty_.get(), prompt.data(), prompt.size());
-    relay::AskAnswer verdict = parse_ask_answer(read_answer());
+    (void)!::write(state->tty.get(), prompt.data(), prompt.size());
+    relay::AskAnswer verdict = parse_ask_answer(read_answer(state->tty.get()));
     if (terminal) terminal->resume();
-    sandbox->answer_ask(question.id, verdict);
+    // The sandbox may have ended while the user typed: answer only one still attached (answering only queues).
+    std::lock_guard lock(state->mutex);
+    if (state->sandbox && !state->stopping) state->sandbox->answer_ask(question.id, verdict);
   }
+}
+
+}  // namespace
+
+TerminalAsker::TerminalAsker() : state_(std::make_shared<State>()) {
+  state_->tty.reset(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
+}
+
+TerminalAsker::~TerminalAsker() {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->stopping = true;
+    state_->sandbox = nullptr;
+  }
+  state_->changed.notify_all();
+  // A question being read from the terminal cannot be interrupted portably; that thread keeps its share of the
+  // state and ends with the process.
+  if (state_->thread.joinable()) state_->thread.detach();
+}
+
+TerminalAsker::Attachment TerminalAsker::attach(Sandbox* sandbox) {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->sandbox = sandbox;
+  }
+  state_->changed.notify_all();
+  return Attachment(this);
+}
+
+TerminalAsker::Attachment::~Attachment() {
+  std::lock_guard lock(asker_->state_->mutex);
+  asker_->state_->sandbox = nullptr;
+}
+
+void TerminalAsker::attach_terminal(TerminalRelay* relay) { state_->terminal = relay; }
+
+std::unique_lock<std::mutex> TerminalAsker::hold_questions() { return std::unique_lock(state_->asking); }
+
+relay::AskHandler TerminalAsker::handler() {
+  if (!state_->tty) return nullptr;
+  // The thread starts with the first question (on the relay's thread), not with every run: a process's first
+  // thread makes each later change of its address space a cross-CPU TLB flush (docs/performance.md).
+  return [state = state_](const relay::AskRequest& question) {
+    std::lock_guard lock(state->mutex);
+    if (state->stopping) return;
+    if (!state->thread.joinable()) state->thread = std::thread([state] { serve(state); });
+    state->questions.push_back(question);
+    state->changed.notify_all();
+  };
 }
 
 }  // namespace oishell::cli

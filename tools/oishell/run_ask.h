@@ -5,13 +5,10 @@
 // nothing typed before it appeared (nor the command's own input) can answer it: the input is flushed, the answer is
 // a whole line, and only "y"/"yes" or "a"/"always" allow. The host name comes from inside the sandbox and is
 // printed escaped (base/terminal_text.h).
-#include <condition_variable>
-#include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
-#include "base/unique_fd.h"
 #include "runtime/sandbox.h"
 #include "runtime/terminal_relay.h"
 
@@ -20,30 +17,41 @@ namespace oishell::cli {
 // The answer a line typed at the question means ("y", "yes", "a", "always", any case; anything else: deny).
 relay::AskAnswer parse_ask_answer(const std::string& line);
 
+// The questions are read on a thread of their own, started with the first question. Everything that thread uses is
+// shared with it (it may outlive the asker, blocked reading the terminal at exit), and it answers a sandbox only
+// while that sandbox is attached.
 class TerminalAsker {
  public:
   // Opens /dev/tty; without a terminal, handler() is null (the relay then denies unlisted destinations).
   TerminalAsker();
   ~TerminalAsker();
+  TerminalAsker(const TerminalAsker&) = delete;
+  TerminalAsker& operator=(const TerminalAsker&) = delete;
   relay::AskHandler handler();
-  void attach(Sandbox* sandbox);
-  // The command's terminal relay, paused while a question is asked. Null (the default): no relay.
+
+  // While it lives, questions are answered to this sandbox; it must end before the sandbox does.
+  class Attachment {
+   public:
+    ~Attachment();
+    Attachment(const Attachment&) = delete;
+    Attachment& operator=(const Attachment&) = delete;
+
+   private:
+    friend class TerminalAsker;
+    explicit Attachment(TerminalAsker* asker) : asker_(asker) {}
+    TerminalAsker* asker_;
+  };
+  [[nodiscard]] Attachment attach(Sandbox* sandbox);
+  // The command's terminal relay, paused while a question is asked. Null (the default): no relay. Change it only
+  // while holding hold_questions().
   void attach_terminal(TerminalRelay* relay);
   // Holds back the next question while the caller changes the terminal's hands (starts or stops the relay).
-  [[nodiscard]] std::unique_lock<std::mutex> hold_questions() { return std::unique_lock(asking_); }
+  [[nodiscard]] std::unique_lock<std::mutex> hold_questions();
+
+  struct State;
 
  private:
-  void serve();
-  std::string read_answer();
-  UniqueFd tty_;
-  std::mutex mutex_;
-  std::mutex asking_;  // held while a question is on the terminal
-  std::condition_variable changed_;
-  std::deque<relay::AskRequest> questions_;
-  Sandbox* sandbox_ = nullptr;
-  TerminalRelay* terminal_ = nullptr;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace oishell::cli
