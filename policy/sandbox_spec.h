@@ -47,7 +47,12 @@ struct LandlockPathRule {
 };
 
 struct LandlockSpec {
-  bool required = true;  // false: best effort, report what degraded
+  // true: every guarantee must be held by at least one layer (policy/guarantees.h), or the sandbox refuses to
+  // start; false: best effort, report what is lost. Landlock's own missing rights are never an error by themselves.
+  bool required = true;
+  // The highest Landlock ABI asked of the kernel: set by the supervisor from OISHELL_LANDLOCK_ABI in its own
+  // environment (runtime/landlock.h); -1: whatever the kernel offers.
+  int abi_limit = -1;
   std::vector<LandlockPathRule> paths;
   std::vector<uint16_t> tcp_connect_ports;  // the relay's ports (3128, 1080) in proxy mode; empty = no connect
   std::vector<uint16_t> tcp_bind_ports;     // empty = no bind

@@ -5,7 +5,7 @@
 namespace oishell {
 namespace {
 
-constexpr uint32_t kFormat = 2;  // bumped with any change below; both ends are the same binary
+constexpr uint32_t kFormat = 3;  // bumped with any change below; both ends are the same binary
 
 void write_ports(wire::Writer& w, const std::vector<uint16_t>& ports) {
   w.u32(static_cast<uint32_t>(ports.size()));
@@ -48,6 +48,7 @@ std::string encode_init_spec(const SandboxSpec& spec) {
   w.bytes(spec.hostname);
   const LandlockSpec& ll = spec.landlock;
   w.boolean(ll.required);
+  w.u8(static_cast<uint8_t>(ll.abi_limit < 0 ? 0xff : ll.abi_limit));
   w.u32(static_cast<uint32_t>(ll.paths.size()));
   for (const LandlockPathRule& rule : ll.paths) {
     w.bytes(rule.path);
@@ -84,9 +85,12 @@ Result<SandboxSpec> decode_init_spec(std::string_view bytes) {
     }
   }
   LandlockSpec& ll = spec.landlock;
-  if (!r.bytes(&spec.hostname) || !r.boolean(&ll.required) || !r.u32(&count) || count > bytes.size() / 5) {
+  uint8_t abi_limit = 0;
+  if (!r.bytes(&spec.hostname) || !r.boolean(&ll.required) || !r.u8(&abi_limit) || !r.u32(&count) ||
+      count > bytes.size() / 5) {
     return malformed();
   }
+  ll.abi_limit = abi_limit == 0xff ? -1 : abi_limit;
   ll.paths.resize(count);
   for (LandlockPathRule& rule : ll.paths) {
     if (!r.bytes(&rule.path) || !read_enum(r, FsAccess::dev, &rule.access)) return malformed();

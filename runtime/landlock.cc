@@ -18,8 +18,10 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 
 #include "base/unique_fd.h"
@@ -64,20 +66,18 @@ const char* access_name(FsAccess access) {
   return "?";
 }
 
-// One feature the spec asks for, the ABI that brings it, and what is lost without it.
+// One feature the spec asks for, the ABI that brings it, and the layer that still holds what it would add.
 struct Feature {
   const char* right;
   int abi;
-  const char* consequence;
+  const char* still_held_by;
 };
 
-// Records a feature the kernel lacks: an error when Landlock is required, a degradation sentence otherwise.
-Status missing(const LandlockSpec& spec, int abi, const Feature& f, LandlockReport* report) {
-  std::string sentence = std::string(f.right) + " not enforced: needs Landlock ABI " + std::to_string(f.abi) +
-                         ", the kernel has ABI " + std::to_string(abi) + " (" + f.consequence + ")";
-  if (spec.required) return Status::error("landlock (required): " + sentence);
-  report->degraded.push_back(std::move(sentence));
-  return Status::ok();
+// Records a feature the ABI in use lacks: one layer fewer for a guarantee (policy/guarantees.h), never an error.
+void missing(int abi, const Feature& f, LandlockReport* report) {
+  report->degraded.push_back(std::string("landlock: ") + f.right + " not installed (needs ABI " +
+                             std::to_string(f.abi) + ", in use: ABI " + std::to_string(abi) + "); " +
+                             f.still_held_by);
 }
 
 Status add_path_rule(int ruleset, const LandlockPathRule& rule, uint64_t handled, LandlockReport* report) {
@@ -119,6 +119,16 @@ int landlock_abi_version() {
   return abi < 0 ? 0 : abi;
 }
 
+Result<std::optional<int>> landlock_abi_cap() {
+  const char* text = ::getenv("OISHELL_LANDLOCK_ABI");
+  if (text == nullptr) return std::optional<int>();
+  if (text[0] >= '0' && text[0] <= '7' && text[1] == '\0') return std::optional<int>(text[0] - '0');
+  return Status::error(std::string("OISHELL_LANDLOCK_ABI=") + text +
+                       ": not a Landlock ABI from 0 to 7 (unset it to use the kernel's)");
+}
+
+int landlock_abi_in_use(int kernel_abi, int limit) { return limit < 0 ? kernel_abi : std::min(kernel_abi, limit); }
+
 Result<LandlockHandled> landlock_negotiate(const LandlockSpec& spec, int abi, LandlockReport* report) {
   LandlockReport local;
   if (report == nullptr) report = &local;
@@ -127,38 +137,40 @@ Result<LandlockHandled> landlock_negotiate(const LandlockSpec& spec, int abi, La
   if (abi >= 2) {
     attr.fs |= LANDLOCK_ACCESS_FS_REFER;
   } else {
-    // Without refer, ABI 1 denies every cross-directory rename and link: stricter, so never an error.
-    report->degraded.push_back(
-        "refer not available (ABI 1): renaming or linking across directories is always denied, even where writable");
+    // Without refer, ABI 1 denies every cross-directory rename and link: stricter, not weaker.
+    report->degraded.push_back("landlock: refer not available (ABI 1): renaming or linking across directories is "
+                               "always denied, even where writable");
   }
   if (abi >= 3) {
     attr.fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
   } else {
-    OI_TRY(missing(spec, abi, {"truncate", 3, "truncate(2) and O_TRUNC are not restricted by Landlock"}, report));
+    missing(abi, {"truncate right", 3, "read-only mounts still refuse truncating outside the writable paths"},
+            report);
   }
   if (abi >= 5) {
     attr.fs |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
   } else {
-    OI_TRY(missing(spec, abi, {"ioctl_dev", 5, "ioctls on device files are not restricted by Landlock"}, report));
+    missing(abi, {"device ioctl rules", 5, "the minimal /dev, nodev mounts and seccomp still hold the devices"},
+            report);
   }
   if (abi >= 4) {
     attr.net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
   } else {
-    OI_TRY(missing(spec, abi, {"TCP bind/connect", 4, "TCP ports are not restricted by Landlock"}, report));
+    missing(abi, {"TCP port rules", 4, "the network namespace is still the only way out"}, report);
   }
   if (spec.scope_abstract_unix) {
     if (abi >= 6) {
       attr.scoped |= LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
     } else {
-      OI_TRY(missing(spec, abi,
-                     {"abstract unix socket scope", 6, "abstract sockets outside the sandbox stay reachable"}, report));
+      missing(abi, {"abstract unix socket scope", 6, "the network namespace still keeps outside sockets apart"},
+              report);
     }
   }
   if (spec.scope_signal) {
     if (abi >= 6) {
       attr.scoped |= LANDLOCK_SCOPE_SIGNAL;
     } else {
-      OI_TRY(missing(spec, abi, {"signal scope", 6, "signals are limited by the pid namespace only"}, report));
+      missing(abi, {"signal scope", 6, "the pid namespace still keeps outside processes apart"}, report);
     }
   }
   return attr;
@@ -167,14 +179,16 @@ Result<LandlockHandled> landlock_negotiate(const LandlockSpec& spec, int abi, La
 Status landlock_apply(const LandlockSpec& spec, LandlockReport* report) {
   LandlockReport local;
   if (report == nullptr) report = &local;
-  int abi = landlock_abi_version();
+  report->kernel_abi = landlock_abi_version();
+  const int err = errno;
+  const int abi = landlock_abi_in_use(report->kernel_abi, spec.abi_limit);
   report->abi = abi;
   if (abi <= 0) {
-    int err = errno;
-    std::string why = err == EOPNOTSUPP ? "Landlock is disabled at boot (lsm= does not list landlock)"
-                                         : "the kernel has no Landlock (" + errno_text(err) + ")";
-    if (spec.required) return Status::error("landlock (required): " + why);
-    report->degraded.push_back("filesystem, TCP and scope rules not enforced: " + why);
+    std::string why = report->kernel_abi > 0 ? "capped at ABI 0 (OISHELL_LANDLOCK_ABI=0)"
+                      : err == EOPNOTSUPP    ? "Landlock is disabled at boot (lsm= does not list landlock)"
+                                             : "the kernel has no Landlock (" + errno_text(err) + ")";
+    report->degraded.push_back("landlock: no rules installed: " + why +
+                               "; the mount, network and pid namespaces and seccomp still hold every guarantee");
     return Status::ok();
   }
 

@@ -78,11 +78,13 @@ Status mount_minimal_dev(int target_fd, int shm_tree) {
 }
 
 Status mount_fresh_proc(int target_fd) {
-  auto proc = mounts::new_filesystem("proc", {}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  // Read-only whole: nothing in /proc is for the sandbox to write (Landlock says the same where the kernel has it).
+  auto proc = mounts::new_filesystem("proc", {},
+                                     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
   if (!proc.is_ok()) return proc.status();
   OI_TRY(mounts::attach(proc->get(), target_fd));
-  // What a process that is uid 0 inside (when the caller is root) could otherwise write to: kernel tunables and
-  // the sysrq trigger. Read-only over themselves, as bubblewrap does.
+  // Kernel tunables and the sysrq trigger: read-only over themselves too, as bubblewrap does (a second lock, should
+  // the mount above ever be made writable).
   for (const char* name : {"sys", "sysrq-trigger", "irq", "bus"}) {
     OI_TRY(read_only_over_itself(proc->get(), name));
   }

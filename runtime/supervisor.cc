@@ -21,6 +21,7 @@
 #include "runtime/idmapped_binds.h"
 #include "runtime/mount_plan.h"
 #include "runtime/init_spec_codec.h"
+#include "runtime/layer_facts.h"
 #include "runtime/seccomp.h"
 #include "runtime/sys/syscalls.h"
 
@@ -56,7 +57,16 @@ SupervisedSandbox::~SupervisedSandbox() { shutdown(); }
 
 Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spec, EventSink& events,
                                                           SandboxOptions options) {
-  std::unique_ptr<SupervisedSandbox> sandbox(new SupervisedSandbox(spec, events));
+  // Which layers hold each guarantee here; with `landlock: required`, none may be held by no layer.
+  auto facts = layer_facts();
+  if (!facts.is_ok()) return facts.status().with_context("landlock");
+  if (spec.landlock.required) {
+    if (std::string why = refusal(assess_guarantees(spec, *facts)); !why.empty()) return Status::error(why);
+  }
+  SandboxSpec capped = spec;
+  capped.landlock.abi_limit = facts->landlock_abi;  // what init asks of the kernel, and no more
+  std::unique_ptr<SupervisedSandbox> sandbox(new SupervisedSandbox(capped, events));
+  sandbox->layer_facts_ = *facts;
   if (Status status = sandbox->launch(std::move(options)); !status.is_ok()) {
     sandbox->shutdown();
     return status;
@@ -135,7 +145,15 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   if (!ready.is_ok()) return ready.status();
   if (ready->kind != control::Kind::ready) return Status::error("sandbox init: unexpected message instead of ready");
   landlock_abi_ = ready->number;
-  degradations_ = ready->strings;
+  // Landlock's missing rules are one layer fewer for guarantees that other layers still hold (the guarantees were
+  // checked before init was sent the policy): said apart from what is degraded.
+  for (auto& sentence : ready->strings) {
+    (sentence.starts_with("landlock: ") ? layers_missing_ : degradations_).push_back(std::move(sentence));
+  }
+  // With best_effort, a guarantee held by no layer here is what degraded.
+  for (const auto& g : assess_guarantees(spec_, layer_facts_)) {
+    if (!g.held()) degradations_.push_back("guarantee lost: " + g.id + ": " + g.statement);
+  }
   if (!fds.empty()) notifier_ = std::make_unique<SeccompNotifier>(std::move(fds[0]), std::move(seccomp_reports_), events_);
 
   notifier_ok_ = notifier_ != nullptr;
@@ -146,7 +164,10 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   }
   monitor_on_caller_ = options.monitor_on_caller;
   if (!monitor_on_caller_) monitor_thread_ = std::thread([this] { monitor(); });
-  events_.emit({{"event", "start"}, {"enforced", enforced()}, {"degraded", degradations_}});
+  events_.emit({{"event", "start"},
+                {"enforced", enforced()},
+                {"degraded", degradations_},
+                {"layers_missing", layers_missing_}});
   return Status::ok();
 }
 
@@ -197,7 +218,13 @@ std::vector<std::string> SupervisedSandbox::enforced() const {
                           " mapped to itself), mount, pid, net, ipc, uts, cgroup");
   out.push_back("filesystem: " + std::to_string(spec_.mounts.size()) +
                 " mount steps on a read-only tmpfs root, old root detached");
-  out.push_back("landlock: ABI " + std::to_string(landlock_abi_));
+  out.push_back("landlock: " + describe_landlock(layer_facts_));
+  {
+    const auto guarantees = assess_guarantees(spec_, layer_facts_);
+    const auto held = std::count_if(guarantees.begin(), guarantees.end(), [](const auto& g) { return g.held(); });
+    out.push_back("guarantees: " + std::to_string(held) + " of " + std::to_string(guarantees.size()) +
+                  " held (oishell explain says by which layers)");
+  }
   out.push_back("capabilities: none, securebits locked, no_new_privs");
   std::string sets;
   for (const auto& s : spec_.seccomp.deny_sets) sets += (sets.empty() ? "" : ", ") + s;

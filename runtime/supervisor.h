@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "policy/guarantees.h"
 #include "runtime/cgroup_janitor.h"
 #include "runtime/control_protocol.h"
 #include "runtime/limits.h"
@@ -119,8 +120,10 @@ class SupervisedSandbox final : public Sandbox {
   UniqueFd init_pidfd_;
   pid_t init_pid_ = -1;
   int landlock_abi_ = 0;
+  LayerFacts layer_facts_;  // the machine's layers when the sandbox started (policy/guarantees.h)
   bool root_caller_ = false;  // runtime/userns.h
   std::vector<std::string> degradations_;
+  std::vector<std::string> layers_missing_;  // Landlock rules the ABI in use lacks (guarantees still held)
   std::vector<std::string> protected_reported_;
   std::unique_ptr<RepoGuard> repo_guard_;  // the writable binds, from before the sandbox could write
   std::mutex integrity_mutex_;             // one host-integrity check at a time

@@ -123,7 +123,7 @@ TEST(InitSpecCodec, MalformedBytesAreRefused) {
   EXPECT_FALSE(decode_init_spec(bytes + std::string(1, '\0')).is_ok());
   std::string other_format = bytes;
   other_format[0] = 1;
-  EXPECT_EQ(decode_init_spec(other_format).status().message(), "`spec`: format 1, expected 2");
+  EXPECT_EQ(decode_init_spec(other_format).status().message(), "`spec`: format 1, expected 3");
   std::string bad_kind = bytes;
   bad_kind[8] = 99;  // the first mount step's kind, after the format (4) and the count (4)
   EXPECT_EQ(decode_init_spec(bad_kind).status().message(), "`spec`: malformed at byte 9 of " +

@@ -15,6 +15,8 @@
 #include <string>
 #include <thread>
 
+#include "runtime/landlock.h"
+
 namespace oishell::test {
 namespace {
 
@@ -179,6 +181,19 @@ std::string TempDir::write(const std::string& relative, const std::string& conte
   std::filesystem::create_directories(full.parent_path());
   std::ofstream(full) << content;
   return full.string();
+}
+
+int sandbox_landlock_abi() {
+  static const int abi = [] {
+    auto cap = landlock_abi_cap();
+    if (!cap.is_ok()) throw std::runtime_error(cap.status().message());
+    return landlock_abi_in_use(landlock_abi_version(), cap->value_or(-1));
+  }();
+  return abi;
+}
+
+std::string landlock_or(int since, const std::string& denial, const std::string& otherwise) {
+  return sandbox_landlock_abi() >= since ? denial : otherwise;
 }
 
 }  // namespace oishell::test

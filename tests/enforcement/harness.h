@@ -21,6 +21,14 @@ SandboxRun run_sandboxed(const std::vector<std::string>& oishell_args, const std
 // "status=N: <stderr>" when the sandbox or the probe failed.
 std::string probe(const std::vector<std::string>& oishell_args, const std::vector<std::string>& probe_args);
 
+// The Landlock ABI the sandboxes of these tests use: the kernel's, capped by OISHELL_LANDLOCK_ABI as `oishell run`
+// reads it from the environment it inherits from the test (the CI runs the suites at every ABI from 0 to 7).
+int sandbox_landlock_abi();
+
+// `denial` when the sandbox's Landlock ABI has the rule (introduced by ABI `since`), `otherwise` below it: the
+// outcome of the next layer that holds the same guarantee (policy/guarantees.h).
+std::string landlock_or(int since, const std::string& denial, const std::string& otherwise);
+
 // The same probe run on the host, without a sandbox: what the action does when nothing stops it.
 std::string probe_on_host(const std::vector<std::string>& probe_args);
 

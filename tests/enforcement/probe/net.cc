@@ -70,6 +70,32 @@ OI_PROBE("connect_tcp", "IP PORT  (127.0.0.1 or ::1)") {
   return 0;
 }
 
+OI_PROBE("serve_tcp", "PORT  (bind 127.0.0.1:PORT, listen, connect to it, accept: a TCP server inside)") {
+  if (args.size() != 1) return 2;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(args[0])));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (server < 0) return probe::report(-1);
+  if (::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(server, 1) != 0) {
+    probe::report(-1);
+    ::close(server);
+    return 0;
+  }
+  int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int rc = ::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  if (rc == 0) {
+    int accepted = ::accept4(server, nullptr, nullptr, SOCK_CLOEXEC);
+    rc = accepted < 0 ? -1 : 0;
+    if (accepted >= 0) ::close(accepted);
+  }
+  probe::report(rc);
+  ::close(client);
+  ::close(server);
+  return 0;
+}
+
 OI_PROBE("connect_unix", "PATH") {
   if (args.size() != 1) return 2;
   return probe::report(connect_unix(args[0], false));
