@@ -15,7 +15,8 @@ const std::vector<Language>& all_languages() {
       {"shell", {"bash", "sh", "zsh"}, "bash", {"--noprofile", "--norc", "{driver}"},
        "runtime/executors/drivers/shell_driver.bash",
        "shell variables, functions, options and the working directory", true},
-      {"javascript", {"js", "node", "nodejs"}, "node", {"{driver}"}, "runtime/executors/drivers/node_driver.js",
+      {"javascript", {"js", "node", "nodejs"}, "node", {"--expose-internals", "{driver}"},
+       "runtime/executors/drivers/node_driver.js",
        "javascript globals and definitions", false},
   };
   return table;

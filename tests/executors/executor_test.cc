@@ -56,22 +56,114 @@ TEST_P(ExecutorTest, ShellCdVariablesAndFunctionsPersist) {
   EXPECT_EQ(7, r4.done.value("exit_code", -1));
 }
 
-TEST_P(ExecutorTest, JavascriptStatePersistsWhenNodeIsPresent) {
+// node is part of the set-up (tools/dev installs nodejs): without it the javascript executor would go untested, so
+// its absence fails these cases instead of passing them. LanguageMissingFromThePathIsRefused covers a sandbox
+// without node.
+#define ASSERT_HAS_NODE(c)                                                                                    \
+  ASSERT_TRUE(has_language(*(c), "javascript"))                                                               \
+      << "node is not on the sandbox's PATH: install nodejs (tools/dev does); " << (c)->ready().dump()
+
+TEST_P(ExecutorTest, JavascriptStatePersists) {
   auto c = start();
-  if (!has_language(*c, "javascript")) {
-    // Without node the language must be refused with an error, not hang.
-    c->send({{"op", "exec"}, {"id", "j"}, {"language", "js"}, {"code", "1"}});
-    auto e = c->wait_event("error", 10s);
-    EXPECT_EQ("j", e.value("id", ""));
-    return;
-  }
-  auto r1 = c->run("javascript", "var n = 40; function add(a) { return n + a; }");
+  ASSERT_HAS_NODE(c);
+  auto r1 = c->run("javascript", "var n = 40; function add(a) { return n + a; }\nlet kept = 'let'; class K {}");
   EXPECT_EQ("ok", r1.done.value("status", "")) << r1.err;
+  EXPECT_EQ("", r1.out);
   auto r2 = c->run("js", "add(2)");
-  EXPECT_EQ("42\n", r2.out);
+  EXPECT_EQ("42\n", r2.out) << r2.err;
+  EXPECT_EQ("'let function'\n", c->run("nodejs", "kept + ' ' + typeof K").out);
   auto r3 = c->run("node", "throw new Error('boom')");
   EXPECT_EQ("error", r3.done.value("status", ""));
-  EXPECT_NE(std::string::npos, r3.err.find("Error: boom"));
+  EXPECT_EQ(1, r3.done.value("exit_code", -1));
+  EXPECT_NE(std::string::npos, r3.err.find("Error: boom")) << r3.err;
+  EXPECT_EQ(std::string::npos, r3.err.find("node_driver")) << r3.err;  // no driver frames
+  auto r4 = c->run("js", "console.log('o1'); console.error('e1'); console.log('o2'); ({a: 1})");
+  EXPECT_EQ("o1\no2\n{ a: 1 }\n", r4.out);
+  EXPECT_EQ("e1\n", r4.err);
+  EXPECT_EQ("7\n", c->run("js", "Promise.resolve(7)").out);  // a returned promise is awaited
+}
+
+TEST_P(ExecutorTest, JavascriptTopLevelAwaitKeepsItsDeclarations) {
+  auto c = start();
+  ASSERT_HAS_NODE(c);
+  // Without the REPL's rewrite: "SyntaxError: await is only valid in async functions and the top level bodies of
+  // modules".
+  auto r1 = c->run("js", "const base = await Promise.resolve(20);\nasync function twice(v) { return 2 * v; }\nbase + 1");
+  EXPECT_EQ("ok", r1.done.value("status", "")) << r1.err;
+  EXPECT_EQ("21\n", r1.out);
+  EXPECT_EQ("40\n", c->run("js", "await twice(base)").out);  // both declarations are globals now
+  auto r2 = c->run("js", "await Promise.reject(new Error('rejected'))");
+  EXPECT_EQ("error", r2.done.value("status", ""));
+  EXPECT_NE(std::string::npos, r2.err.find("Error: rejected")) << r2.err;
+  auto r3 = c->run("js", "await (");  // a syntax error stays one
+  EXPECT_EQ("error", r3.done.value("status", ""));
+  EXPECT_NE(std::string::npos, r3.err.find("SyntaxError")) << r3.err;
+  EXPECT_EQ("3\n", c->run("js", "var awaiting = 3; awaiting").out);  // no await: compiled as it is
+}
+
+TEST_P(ExecutorTest, JavascriptUncaughtErrorsFailTheBlockAndKeepTheSession) {
+  auto c = start();
+  ASSERT_HAS_NODE(c);
+  c->run("js", "var kept = 'yes'");
+  // Node's default for both is to end the process (every definition lost, executor_restarted); the REPL prints them.
+  auto r1 = c->run("js", "Promise.reject(new Error('nobody awaits this')); 1");
+  EXPECT_EQ("error", r1.done.value("status", "")) << r1.err;
+  EXPECT_EQ(1, r1.done.value("exit_code", -1));
+  EXPECT_EQ("1\n", r1.out);
+  EXPECT_NE(std::string::npos, r1.err.find("Uncaught Error: nobody awaits this")) << r1.err;
+  auto r2 = c->run("js", "setTimeout(() => { throw new Error('thrown in a timer'); }, 0);\n"
+                         "await new Promise((resolve) => setTimeout(resolve, 100))");
+  EXPECT_EQ("error", r2.done.value("status", "")) << r2.err;
+  EXPECT_NE(std::string::npos, r2.err.find("Uncaught Error: thrown in a timer")) << r2.err;
+  // The neighbour: a rejection that is handled is no error.
+  auto r3 = c->run("js", "Promise.reject(new Error('handled')).catch(() => {}); 2");
+  EXPECT_EQ("ok", r3.done.value("status", "")) << r3.err;
+  EXPECT_EQ("", r3.err);
+  EXPECT_EQ("'yes'\n", c->run("js", "kept").out);
+  for (const auto& e : c->events()) EXPECT_NE("executor_restarted", e.value("event", "")) << e.dump();
+}
+
+TEST_P(ExecutorTest, InterruptStopsJavascriptLoopAndPromiseAndKeepsState) {
+  auto c = start();
+  ASSERT_HAS_NODE(c);
+  c->run("js", "var kept = 'yes'");
+  // A loop (vm's breakOnSigint stops it) and a promise that never settles, awaited by the driver (its SIGINT
+  // listener ends the wait), plain and with top-level await. 'started' comes once the block is in that state: a
+  // SIGINT just as the synchronous part ends can be lost in node (node_driver.js).
+  // And a loop that prints: an interrupt inside console.log must not break the output of later blocks (it did:
+  // node's stream was left half-way through a write).
+  for (const std::string code : {"console.log('started'); for (;;) {}",
+                                 "for (let i = 0;; ++i) console.log('started', i)",
+                                 "new Promise(() => setTimeout(() => console.log('started'), 0))",
+                                 "await new Promise((go) => setTimeout(go, 0)); console.log('started');\n"
+                                 "await new Promise(() => {})"}) {
+    const std::string id = c->next_id();
+    c->send({{"op", "exec"}, {"id", id}, {"language", "javascript"}, {"code", code}});
+    ASSERT_FALSE(c->wait_for([&](const json& e) { return e.value("event", "") == "output" && e["id"] == id; }, 10s)
+                     .is_null())
+        << code;
+    c->send({{"op", "interrupt"}, {"id", id}});
+    auto r = c->collect(id, 10s);
+    EXPECT_EQ("interrupted", r.done.value("status", "")) << code << ": " << r.done.dump();
+    EXPECT_EQ(130, r.done.value("exit_code", -1)) << code;
+    EXPECT_NE(std::string::npos, r.err.find("Interrupted")) << code << ": " << r.err;
+  }
+  auto after = c->run("js", "console.log('printed'); kept");
+  EXPECT_EQ("printed\n'yes'\n", after.out) << after.err;
+  for (const auto& e : c->events()) EXPECT_NE("executor_restarted", e.value("event", "")) << e.dump();
+}
+
+TEST_P(ExecutorTest, LanguageMissingFromThePathIsRefused) {
+  // No interpreter on this PATH: every language is absent and a block is refused at once, not left hanging.
+  auto c = start({"--env", "PATH=/nonexistent"});
+  EXPECT_EQ(json::array(), c->ready().value("languages", json()));
+  c->send({{"op", "exec"}, {"id", "j"}, {"language", "js"}, {"code", "1"}});
+  auto e = c->wait_event("error", 10s);
+  EXPECT_EQ("j", e.value("id", ""));
+  EXPECT_EQ("exec: javascript is not available in this sandbox (`node` is not on its PATH)", e.value("message", ""));
+  auto d = start();  // the neighbour: the default PATH has it
+  ASSERT_HAS_NODE(d);
+  EXPECT_EQ("1\n", d->run("js", "1").out);
 }
 
 TEST_P(ExecutorTest, StdoutAndStderrKeptApartInOrder) {
