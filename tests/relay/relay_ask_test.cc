@@ -98,14 +98,42 @@ TEST_F(RelayAskTest, UnansweredQuestionTimesOutAsDeny) {
   options.ask_timeout_ms = 300;
   RelayUnderTest relay(spec(), options, asker.handler());
   auto started = std::chrono::steady_clock::now();
-  std::string refusal = connect_async(relay.http_port, target()).get();
+  // By hand, to see the whole fate of the connection: refused, then closed by the relay.
+  UniqueFd client = connect_to("127.0.0.1", relay.http_port);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(send_all(client.get(), "CONNECT " + target() + " HTTP/1.1\r\nHost: " + target() + "\r\n\r\n"));
+  std::string head = read_head(client.get());
   auto waited = std::chrono::steady_clock::now() - started;
-  EXPECT_TRUE(refusal.starts_with("HTTP/1.1 403")) << refusal;
-  EXPECT_NE(std::string::npos, refusal.find("ask: timed out")) << refusal;
+  EXPECT_TRUE(head.starts_with("HTTP/1.1 403")) << head;
+  int error = -1;
+  std::string body = read_all(client.get(), &error);
+  EXPECT_EQ(0, error) << "the relay closes the refused connection (a clean EOF, not the 10 s receive timeout)";
+  EXPECT_NE(std::string::npos, body.find("ask: timed out")) << head << body;
   EXPECT_GE(waited, std::chrono::milliseconds(250));
   EXPECT_EQ(0, echo_.accepted());
-  // A late answer is ignored.
-  relay.relay().answer(1, AskAnswer::allow_once);
+  auto q = asker.wait(1);
+  ASSERT_TRUE(q.has_value());
+
+  // A late answer is ignored: the most generous one neither revives the refused connection nor allows the host for
+  // the session. The next connection is asked about again and nothing reaches the server until it is answered.
+  relay.relay().answer(q->id, AskAnswer::allow_always);
+  auto second = connect_async(relay.http_port, target());
+  auto q2 = asker.wait(2);
+  ASSERT_TRUE(q2.has_value()) << "the late allow_always let the next connection through without asking";
+  EXPECT_NE(q->id, q2->id);
+  EXPECT_EQ(0, echo_.accepted());  // held while its own question is open
+  relay.relay().answer(q2->id, AskAnswer::deny);
+  std::string refusal = second.get();  // the answers are handled in order: the late one has been by now
+  EXPECT_TRUE(refusal.starts_with("HTTP/1.1 403")) << refusal;
+  EXPECT_NE(std::string::npos, refusal.find("ask: denied")) << refusal;
+  EXPECT_EQ(0, echo_.accepted());
+  EXPECT_EQ(2u, asker.count());
+  std::vector<std::string> denials;
+  for (const auto& e : relay.events.all()) {
+    EXPECT_NE("net.allowed", e.value("event", "")) << e.dump();
+    if (e.value("event", "") == "net.denied") denials.push_back(e.value("rule", ""));
+  }
+  EXPECT_EQ((std::vector<std::string>{"ask: timed out", "ask: denied"}), denials);
 }
 
 TEST_F(RelayAskTest, WithoutHandlerAskDenies) {
