@@ -26,4 +26,11 @@ Status Status::with_context(std::string_view context) && {
   return std::move(*this);
 }
 
+Status Status::with_advice(std::string_view advice) && {
+  if (!failed_ || advice.empty()) return std::move(*this);
+  (void)message();  // the errno's text first
+  message_ += "; " + std::string(advice);
+  return std::move(*this);
+}
+
 }  // namespace oishell

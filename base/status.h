@@ -37,6 +37,8 @@ class [[nodiscard]] Status {
   // "binding workspace /home/u/p: open_tree(...): EPERM (...)"
   Status with_context(std::string_view context) const&;
   Status with_context(std::string_view context) &&;
+  // "...: EPERM (...); <advice>": what to do about it, after the message; errno kept.
+  Status with_advice(std::string_view advice) &&;
 
  private:
   Status(int err, std::string message, bool errno_pending = false)

@@ -171,9 +171,11 @@ void processes(const SandboxSpec& spec, std::string& out) {
   out += "Processes\n";
   out += "  Every process runs without privileges (no capabilities, no_new_privs) in its own process, user, mount, "
          "network, IPC and UTS namespaces.\n";
-  out += std::string("  Landlock is ") +
-         (spec.landlock.required ? "required: the sandbox does not start on a kernel without it.\n"
-                                 : "used as far as the kernel supports it (best effort; degradations are reported).\n");
+  out += spec.landlock.required
+             ? "  Every guarantee below must be held by at least one layer (landlock: required): the sandbox does not "
+               "start where one would be held by none. Landlock is used at the highest ABI the kernel offers.\n"
+             : "  Landlock and the other layers are used as far as the kernel supports them (landlock: best_effort); "
+               "a guarantee no layer holds is reported as lost.\n";
   out += "  System calls denied (seccomp, " + std::string(to_string(spec.seccomp.level)) +
          " level): " + join(spec.seccomp.deny_sets) + ".\n";
   if (!spec.seccomp.allow_syscalls.empty()) {
@@ -212,9 +214,21 @@ void environment(const SandboxSpec& spec, std::string& out) {
   out += "  Exactly these variables: " + join(names) + "; nothing else of the host environment enters.\n";
 }
 
+// Each guarantee, and the layers that hold it on this machine (policy/guarantees.h).
+void guarantees(const SandboxSpec& spec, const LayerFacts& layers, std::string& out) {
+  out += "Guarantees here (Landlock " + describe_landlock(layers) + ")\n";
+  for (const auto& g : assess_guarantees(spec, layers)) {
+    out += "  " + g.statement + (g.held() ? "" : " LOST: no layer holds it here.") + "\n";
+    std::vector<std::string> by;
+    for (const auto& l : g.held_by) by.push_back(l.name + " (" + l.how + ")");
+    if (!by.empty()) out += "    Held by " + join(by, "; ") + ".\n";
+    for (const auto& m : g.missing) out += "    Not by " + m.name + ": needs " + m.needs + ".\n";
+  }
+}
+
 }  // namespace
 
-std::string explain(const Policy& policy, const SandboxSpec& spec) {
+std::string explain(const Policy& policy, const SandboxSpec& spec, const LayerFacts* layers) {
   std::string out;
   std::vector<std::string> chain(policy.chain.rbegin(), policy.chain.rend());
   out += "Policy: " + join(chain, " extends ") + "\n";
@@ -229,6 +243,10 @@ std::string explain(const Policy& policy, const SandboxSpec& spec) {
   limits(spec, out);
   out += "\n";
   environment(spec, out);
+  if (layers) {
+    out += "\n";
+    guarantees(spec, *layers, out);
+  }
   return out;
 }
 

@@ -4,13 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "policy/guarantees.h"
 #include "policy/policy.h"
 #include "policy/sandbox_spec.h"
 
 namespace oishell::policy {
 
-// Sections "Files", "Network", "Processes", "Limits", "Environment"; one sentence per line.
-std::string explain(const Policy& policy, const SandboxSpec& spec);
+// Sections "Files", "Network", "Processes", "Limits", "Environment"; one sentence per line. With `layers` (this
+// machine's, runtime/layer_facts.h), a "Guarantees" section says which layers hold each guarantee here.
+std::string explain(const Policy& policy, const SandboxSpec& spec, const LayerFacts* layers = nullptr);
 
 struct SpecDiff {
   std::vector<std::string> only_b;  // what B allows that A does not

@@ -46,7 +46,7 @@ class Table {
   }
   void landlock(GuaranteeState& g, const LandlockLayer& layer, std::string how) const {
     if (facts_.landlock_abi >= layer.abi) {
-      held(g, std::string(layer.name) + " (ABI " + std::to_string(layer.abi) + ")", std::move(how));
+      held(g, std::string(layer.name) + " (from ABI " + std::to_string(layer.abi) + ")", std::move(how));
     } else {
       g.missing.push_back(MissingLayer{layer.name, "Landlock ABI " + std::to_string(layer.abi) + " (" + layer.kernel +
                                                        "); in use: ABI " + std::to_string(facts_.landlock_abi)});
@@ -79,11 +79,15 @@ std::string writable_paths(const SandboxSpec& spec) {
     }
   }
   if (paths.empty()) return "No host path can be written";
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < paths.size() && i < 3; ++i) {
+    shown.push_back(paths[i] == spec.workspace ? std::string("the workspace") : paths[i]);
+  }
+  if (paths.size() > 3) shown.push_back(std::to_string(paths.size() - 3) + " more");
   std::string out;
-  for (size_t i = 0; i < paths.size() && i < 3; ++i) out += (i ? ", " : "") + paths[i];
-  if (paths.size() > 3) out += " and " + std::to_string(paths.size() - 3) + " more";
+  for (size_t i = 0; i < shown.size(); ++i) out += (i == 0 ? "" : i + 1 == shown.size() ? " and " : ", ") + shown[i];
   return "Only " + out + (paths.size() == 1 ? " is" : " are") + " writable on the host (git metadata and protected "
-         "files in it read-only)";
+         "files read-only)";
 }
 
 std::string hidden_examples(const SandboxSpec& spec) {

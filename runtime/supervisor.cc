@@ -17,6 +17,7 @@
 
 #include "base/startup_trace.h"
 #include "runtime/fd_passing.h"
+#include "runtime/host_advice.h"
 #include "policy/units.h"
 #include "runtime/idmapped_binds.h"
 #include "runtime/mount_plan.h"
@@ -69,7 +70,8 @@ Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spe
   sandbox->layer_facts_ = *facts;
   if (Status status = sandbox->launch(std::move(options)); !status.is_ok()) {
     sandbox->shutdown();
-    return status;
+    // A layer this machine does not give (a container's seccomp profile, a sysctl, AppArmor): and what enables it.
+    return std::move(status).with_advice(sandbox_blocked_advice(host_signals(), status.message()));
   }
   return std::unique_ptr<Sandbox>(std::move(sandbox));
 }

@@ -1,5 +1,5 @@
-// Writes outside the writable paths fail. Read-only binds answer EROFS before Landlock is asked (the VFS checks
-// the mount's read-only flag first); where the mount is writable but Landlock grants read only (/proc), EACCES.
+// Writes outside the writable paths fail. Read-only mounts (every system bind, /proc, the root) answer EROFS before
+// Landlock is asked (the VFS checks the mount's read-only flag first), so these outcomes hold at every Landlock ABI.
 #include <gtest/gtest.h>
 
 #include "harness.h"

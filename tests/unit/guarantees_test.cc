@@ -61,25 +61,25 @@ TEST(Guarantees, EachAbiAddsItsLayer) {
   EXPECT_EQ(find(three, "net.exit").missing[0].name, "Landlock TCP port rules");
   EXPECT_EQ(find(three, "net.exit").missing[0].needs, "Landlock ABI 4 (Linux 6.7); in use: ABI 3");
   EXPECT_EQ(names(find(three, "fs.write").held_by),
-            (std::vector<std::string>{"mount namespace", "Landlock filesystem rules (ABI 3)"}));
+            (std::vector<std::string>{"mount namespace", "Landlock filesystem rules (from ABI 3)"}));
 
   auto four = assess_guarantees(default_like(), at(4));
   EXPECT_EQ(names(find(four, "net.exit").held_by),
-            (std::vector<std::string>{"network namespace", "Landlock TCP port rules (ABI 4)"}));
+            (std::vector<std::string>{"network namespace", "Landlock TCP port rules (from ABI 4)"}));
   EXPECT_EQ(names(find(four, "ipc.signal").held_by), std::vector<std::string>{"pid namespace"});
 
   auto six = assess_guarantees(default_like(), at(6));
   EXPECT_EQ(names(find(six, "ipc.signal").held_by),
-            (std::vector<std::string>{"pid namespace", "Landlock scopes (ABI 6)"}));
+            (std::vector<std::string>{"pid namespace", "Landlock scopes (from ABI 6)"}));
   EXPECT_EQ(names(find(six, "dev").held_by),
             (std::vector<std::string>{"mount namespace", "seccomp (terminal_injection)",
-                                      "Landlock device ioctl rules (ABI 5)"}));
+                                      "Landlock device ioctl rules (from ABI 5)"}));
 
   // Truncation is what ABI 3 adds for writes: at 1 and 2 the filesystem rules are not counted for fs.write.
   auto two = assess_guarantees(default_like(), at(2));
   EXPECT_EQ(names(find(two, "fs.write").held_by), std::vector<std::string>{"mount namespace"});
   EXPECT_EQ(names(find(two, "fs.outside").held_by),
-            (std::vector<std::string>{"mount namespace", "Landlock filesystem rules (ABI 1)"}));
+            (std::vector<std::string>{"mount namespace", "Landlock filesystem rules (from ABI 1)"}));
   // Hidden paths lie beneath readable ones: only the mount namespace hides them, at every ABI.
   EXPECT_EQ(names(find(six, "fs.hidden").held_by), std::vector<std::string>{"mount namespace"});
 }
@@ -87,7 +87,13 @@ TEST(Guarantees, EachAbiAddsItsLayer) {
 TEST(Guarantees, StatementsNameThePolicysPaths) {
   auto all = assess_guarantees(default_like(), at(7));
   EXPECT_EQ(find(all, "fs.write").statement,
-            "Only /home/u/project is writable on the host (git metadata and protected files in it read-only).");
+            "Only the workspace is writable on the host (git metadata and protected files read-only).");
+  SandboxSpec more = default_like();
+  more.mounts.push_back({MountStep::Kind::bind_rw, "/home/u/project/sub", "/home/u/project/sub"});  // inside: not again
+  more.mounts.push_back({MountStep::Kind::bind_rw, "/srv/data", "/srv/data"});
+  EXPECT_EQ(find(assess_guarantees(more, at(7)), "fs.write").statement,
+            "Only the workspace and /srv/data are writable on the host (git metadata and protected files "
+            "read-only).");
   EXPECT_EQ(find(all, "fs.hidden").statement, "Hidden paths (/home/u/.ssh) cannot be read.");
   SandboxSpec none = default_like();
   none.network.mode = NetMode::none;

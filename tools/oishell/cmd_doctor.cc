@@ -1,6 +1,7 @@
-// `oishell doctor [--json]`: the kernel features this machine gives the sandbox, then what each feature of the
-// default profile will be here: enforced, degraded (how) or unavailable. Exit 0 when the default profile is
-// enforced in full (every security feature; resource-limit mechanisms are reported but do not count), 1 otherwise.
+// `oishell doctor [--json]`: the kernel features this machine gives the sandbox, what each feature of the default
+// profile will be here (enforced, degraded (how) or unavailable), and each of its guarantees with the layers that
+// hold it here (policy/guarantees.h). Exit 0 when the default profile's sandbox starts here with every guarantee
+// held, 1 otherwise. OISHELL_LANDLOCK_ABI caps the Landlock ABI as it does for a sandbox.
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -11,7 +12,9 @@
 #include <string>
 
 #include "policy/compile.h"
+#include "policy/guarantees.h"
 #include "runtime/kernel_probe.h"
+#include "runtime/layer_facts.h"
 #include "runtime/limits.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/doctor_assess.h"
@@ -24,8 +27,10 @@ constexpr char kUsage[] =
     "usage: oishell doctor [--json]\n"
     "Probes the kernel (user namespaces and what restricts them, Landlock ABI and rights, seccomp and user\n"
     "notification, cgroup v2/v1 controllers and writability, dev.tty.legacy_tiocsti, tun and nftables in a user\n"
-    "namespace) and says what each feature of the default profile will be here: enforced, degraded or unavailable.\n"
-    "Exit 0 when the default profile is enforced in full, 1 when it is not, 2 on a usage error.\n";
+    "namespace), says what each feature of the default profile will be here (enforced, degraded or unavailable),\n"
+    "and which layers hold each of its guarantees here. OISHELL_LANDLOCK_ABI=N (0-7) shows an older kernel's.\n"
+    "Exit 0 when the default profile's sandbox starts here with every guarantee held, 1 when it does not, 2 on a\n"
+    "usage error.\n";
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
@@ -87,6 +92,11 @@ int run_doctor(int argc, char** argv) {
       return kExitUsage;
     }
   }
+  auto layers = layer_facts();
+  if (!layers.is_ok()) {
+    std::fprintf(stderr, "oishell doctor: %s\n", layers.status().message().c_str());
+    return kExitFailure;
+  }
   const KernelFacts& k = kernel_facts();
   // What the default profile enforces does not depend on where doctor runs: it is compiled with an empty directory
   // of its own as the workspace (the current one may be refused as one: the home directory, /tmp).
@@ -110,8 +120,11 @@ int run_doctor(int argc, char** argv) {
     mechanisms = (*limits)->mechanisms();
     (*limits)->teardown();
   }
-  auto verdicts = assess(k, *spec, mechanisms);
+  auto verdicts = assess(k, *layers, *spec, mechanisms);
   const bool full = enforced_in_full(verdicts);
+  const auto guarantees = assess_guarantees(*spec, *layers);
+  const std::string refused = refusal(guarantees);
+  const bool starts = k.userns_works && refused.empty();
 
   if (json) {
     nlohmann::json features = nlohmann::json::array();
@@ -119,20 +132,53 @@ int run_doctor(int argc, char** argv) {
       features.push_back({{"name", v.name}, {"status", verdict_name(v.verdict)}, {"how", v.how},
                           {"security", v.security}});
     }
-    nlohmann::json out = {{"kernel", kernel_facts_json(k)},
-                          {"default_profile", {{"features", features}, {"enforced_in_full", full}}}};
+    nlohmann::json held = nlohmann::json::array();
+    for (const auto& g : guarantees) {
+      nlohmann::json by = nlohmann::json::array(), missing = nlohmann::json::array();
+      for (const auto& l : g.held_by) by.push_back({{"layer", l.name}, {"how", l.how}});
+      for (const auto& m : g.missing) missing.push_back({{"layer", m.name}, {"needs", m.needs}});
+      held.push_back({{"id", g.id}, {"statement", g.statement}, {"held", g.held()}, {"held_by", by},
+                      {"missing", missing}});
+    }
+    nlohmann::json kernel = kernel_facts_json(k);
+    kernel["landlock"]["in_use"] = layers->landlock_abi;
+    kernel["landlock"]["cap"] = layers->landlock_cap ? nlohmann::json(*layers->landlock_cap) : nlohmann::json(nullptr);
+    nlohmann::json out = {{"kernel", kernel},
+                          {"default_profile",
+                           {{"features", features},
+                            {"enforced_in_full", full},
+                            {"guarantees", held},
+                            {"every_guarantee_held", refused.empty()},
+                            {"starts", starts}}}};
     std::printf("%s\n", out.dump(2).c_str());
-    return full ? kExitOk : kExitFailure;
+    return starts ? kExitOk : kExitFailure;
   }
   print_kernel(k);
   std::printf("\nThe default profile on this machine\n");
   for (const auto& v : verdicts) {
     std::printf("  %-11s %-20s %s\n", verdict_name(v.verdict), v.name.c_str(), v.how.c_str());
   }
-  std::printf("\n%s\n", full ? "The default profile is enforced in full."
-                             : "The default profile is NOT enforced in full (see the lines above that are not "
-                               "`enforced`; resource limits do not count).");
-  return full ? kExitOk : kExitFailure;
+  std::printf("\nIts guarantees, and the layers that hold them here (Landlock %s)\n",
+              describe_landlock(*layers).c_str());
+  for (const auto& g : guarantees) {
+    std::printf("  %-5s %-13s %s\n", g.held() ? "held" : "LOST", g.id.c_str(), g.statement.c_str());
+    for (const auto& l : g.held_by) std::printf("  %-19s by %s: %s\n", "", l.name.c_str(), l.how.c_str());
+    for (const auto& m : g.missing) {
+      std::printf("  %-19s not by %s (needs %s)\n", "", m.name.c_str(), m.needs.c_str());
+    }
+  }
+  if (!k.userns_works) {
+    std::printf("\nNo sandbox can be built here: the namespaces line above says why and what enables them.\n");
+  } else if (!refused.empty()) {
+    std::printf("\nThe default profile does NOT start here: %s.\n", refused.c_str());
+  } else if (full) {
+    std::printf("\nThe default profile is enforced in full.\n");
+  } else {
+    std::printf("\nEvery guarantee of the default profile holds here; %zu of them by fewer layers than a newer kernel "
+                "gives (`not by` above).\n",
+                fewer_layers(guarantees).size());
+  }
+  return starts ? kExitOk : kExitFailure;
 }
 
 const Registration kRegistration{{"doctor", "what this kernel gives the sandbox, and what the default profile gets",

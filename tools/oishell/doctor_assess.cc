@@ -1,6 +1,7 @@
 #include "tools/oishell/doctor_assess.h"
 
 #include "policy/units.h"
+#include "runtime/host_advice.h"
 #include "runtime/seccomp_sets.h"
 
 namespace oishell::cli {
@@ -14,21 +15,21 @@ std::string join(const std::vector<std::string>& items, const char* sep = ", ") 
 
 std::string opt(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "absent"; }
 
-void landlock(const KernelFacts& k, const SandboxSpec& spec, std::vector<FeatureVerdict>& out) {
-  const int abi = k.landlock_abi;
-  const std::string need = spec.landlock.required ? " (policy: required, so the sandbox will refuse to start)"
-                                                  : " (policy: best_effort)";
+// Landlock at the ABI in use (the kernel's, capped by OISHELL_LANDLOCK_ABI): what each part adds. A part the ABI
+// lacks is one layer fewer for guarantees other layers still hold (the guarantees section says which).
+void landlock(const LayerFacts& layers, const SandboxSpec& spec, std::vector<FeatureVerdict>& out) {
+  const int abi = layers.landlock_abi;
+  const std::string in_use = describe_landlock(layers);
+  const std::string fewer = "; one layer fewer, the guarantees below say what still holds them";
   if (abi == 0) {
-    out.push_back({"landlock.filesystem", Verdict::unavailable, "no Landlock in this kernel" + need});
+    out.push_back({"landlock.filesystem", Verdict::unavailable, "no Landlock: " + in_use + fewer});
   } else if (abi < 3) {
-    out.push_back({"landlock.filesystem", Verdict::degraded,
-                   "ABI " + std::to_string(abi) + ": truncate and device ioctls not restricted" + need});
+    out.push_back({"landlock.filesystem", Verdict::degraded, in_use + ": truncate and device ioctls not covered" + fewer});
   } else if (abi < 5) {
-    out.push_back({"landlock.filesystem", Verdict::degraded,
-                   "ABI " + std::to_string(abi) + ": device ioctls not restricted" + need});
+    out.push_back({"landlock.filesystem", Verdict::degraded, in_use + ": device ioctls not covered" + fewer});
   } else {
     out.push_back({"landlock.filesystem", Verdict::enforced,
-                   "ABI " + std::to_string(abi) + ": read/write/exec/make/remove/refer/truncate/ioctl_dev by path"});
+                   in_use + ": read/write/exec/make/remove/refer/truncate/ioctl_dev by path"});
   }
   if (abi >= 4) {
     std::vector<std::string> ports;
@@ -37,15 +38,14 @@ void landlock(const KernelFacts& k, const SandboxSpec& spec, std::vector<Feature
                    "TCP connect only to port(s) " + (ports.empty() ? std::string("none") : join(ports)) +
                        ", bind " + (spec.landlock.tcp_bind_ports.empty() ? "nowhere" : "only to listed ports")});
   } else {
-    out.push_back({"landlock.tcp", Verdict::unavailable,
-                   "needs ABI 4; TCP is confined by the network namespace only" + need});
+    out.push_back({"landlock.tcp", Verdict::unavailable, "needs ABI 4; TCP is confined by the network namespace" + fewer});
   }
   if (abi >= 6) {
     out.push_back({"landlock.scopes", Verdict::enforced,
                    "abstract unix sockets and signals confined to the sandbox's Landlock domain"});
   } else {
     out.push_back({"landlock.scopes", Verdict::unavailable,
-                   "needs ABI 6; abstract sockets and signals are confined by the namespaces only" + need});
+                   "needs ABI 6; abstract sockets and signals are confined by the namespaces" + fewer});
   }
 }
 
@@ -75,12 +75,12 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-std::vector<FeatureVerdict> assess(const KernelFacts& k, const SandboxSpec& spec,
+std::vector<FeatureVerdict> assess(const KernelFacts& k, const LayerFacts& layers, const SandboxSpec& spec,
                                    const std::vector<std::string>& limit_mechanisms) {
   std::vector<FeatureVerdict> out;
   std::string userns_why = k.userns_detail;
-  if (k.apparmor_restrict_unprivileged_userns.value_or(0) == 1) {
-    userns_why += " (kernel.apparmor_restrict_unprivileged_userns=1: allow the oishell binary in an AppArmor profile)";
+  if (std::string advice = sandbox_blocked_advice(host_signals(), k.userns_detail); !advice.empty()) {
+    userns_why += "; " + advice;
   }
   if (k.userns_works) {
     out.push_back({"namespaces", Verdict::enforced,
@@ -88,7 +88,7 @@ std::vector<FeatureVerdict> assess(const KernelFacts& k, const SandboxSpec& spec
   } else {
     out.push_back({"namespaces", Verdict::unavailable, "cannot create a user namespace: " + userns_why});
   }
-  landlock(k, spec, out);
+  landlock(layers, spec, out);
   out.push_back({"capabilities", k.userns_works ? Verdict::enforced : Verdict::unavailable,
                  "every set cleared, securebits locked, no_new_privs"});
   if (k.seccomp_filter) {

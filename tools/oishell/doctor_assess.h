@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policy/guarantees.h"
 #include "policy/sandbox_spec.h"
 #include "runtime/kernel_probe.h"
 
@@ -21,8 +22,9 @@ struct FeatureVerdict {
 
 const char* verdict_name(Verdict v);
 
-// `limit_mechanisms` is ResourceLimits::mechanisms() for spec.limits on this machine.
-std::vector<FeatureVerdict> assess(const KernelFacts& k, const SandboxSpec& spec,
+// `limit_mechanisms` is ResourceLimits::mechanisms() for spec.limits on this machine; `layers` the Landlock ABI
+// in use (capped by OISHELL_LANDLOCK_ABI) and seccomp.
+std::vector<FeatureVerdict> assess(const KernelFacts& k, const LayerFacts& layers, const SandboxSpec& spec,
                                    const std::vector<std::string>& limit_mechanisms);
 
 // True when every security feature is enforced.
