@@ -5,20 +5,72 @@
 #include <cstring>
 #include <map>
 
+#include "tools/completion/completion.h"
+
 namespace oishell::interpreter {
 namespace {
 
 // Open Interpreter's multi-letter short flags (-ab, -cw, ...), which CLI11 reads as bundles of one-letter flags.
-std::string expand_short(const std::string& arg) {
+const std::map<std::string, std::string>& short_flags() {
   static const std::map<std::string, std::string> kLong = {
       {"-ab", "--api_base"},          {"-ak", "--api_key"},        {"-cw", "--context_window"},
       {"-xo", "--max_output"},        {"-lsf", "--llm_supports_functions"},
       {"-ci", "--custom_instructions"}, {"-sm", "--system_message"}, {"-pl", "--plain"},
       {"-t", "--temperature"}};
+  return kLong;
+}
+
+std::string expand_short(const std::string& arg) {
   std::string name = arg.substr(0, arg.find('='));
-  auto it = kLong.find(name);
-  if (it == kLong.end()) return arg;
+  auto it = short_flags().find(name);
+  if (it == short_flags().end()) return arg;
   return it->second + arg.substr(name.size());
+}
+
+// The command line for `interpreter --completion SHELL`, read from the CLI11 app that parses it: every option with
+// its names (and the short forms expand_short() knows), whether it takes a value, and the choices its IsMember
+// check allows ("TEXT:{openai,anthropic,ollama}" in CLI11's type name). Only where a value is a path is said here.
+completion::Program completion_program(const CLI::App& app) {
+  static const std::map<std::string, completion::Value> kPaths = {
+      {"--profile", completion::Value::file}, {"--policy", completion::Value::policy}};
+  completion::Program program;
+  program.name = "interpreter";
+  program.aliases = {"i"};
+  program.generator = "interpreter --completion";
+  for (const CLI::Option* o : app.get_options()) {
+    if (!o->nonpositional()) {
+      program.operands = {completion::Value::text, o->get_name(true), {}, true};
+      continue;
+    }
+    completion::Option option;
+    for (const auto& l : o->get_lnames()) option.names.push_back("--" + l);
+    for (const auto& s : o->get_snames()) option.names.push_back("-" + s);
+    for (const auto& [short_name, long_name] : short_flags()) {
+      if (!option.names.empty() && long_name == option.names.front()) option.names.push_back(short_name);
+    }
+    option.help = o->get_description();
+    option.repeatable = o->get_items_expected_max() > 1;
+    if (o->get_items_expected_max() > 0) {
+      const std::string type = o->get_type_name();
+      option.arg = type.substr(0, type.find(':'));
+      if (option.arg == "TEXT" && option.names.front().starts_with("--")) option.arg = option.names.front().substr(2);
+      option.value = completion::Value::text;
+      if (auto open = type.find(":{"); open != std::string::npos && type.back() == '}') {
+        std::string set = type.substr(open + 2, type.size() - open - 3);
+        for (size_t start = 0; start <= set.size();) {
+          size_t comma = set.find(',', start);
+          if (comma == std::string::npos) comma = set.size();
+          option.choices.push_back(set.substr(start, comma - start));
+          start = comma + 1;
+        }
+        option.value = completion::Value::choice;
+      } else if (auto path = kPaths.find(option.names.front()); path != kPaths.end()) {
+        option.value = path->second;
+      }
+    }
+    program.options.push_back(std::move(option));
+  }
+  return program;
 }
 
 }  // namespace
@@ -60,6 +112,9 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
   app.add_flag("--json", o.json, "print the message stream as JSON lines");
   app.add_option("--max_turns", max_turns, "stop after this many model turns per message");
   app.add_option("prompt", o.prompt, "a prompt to run (then exit)");
+  std::string completion_shell;
+  app.add_option("--completion", completion_shell, "print the completion script for the shell and exit")
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
 
   std::vector<std::string> args;
   for (int i = argc - 1; i >= 1; --i) args.push_back(expand_short(argv[i]));  // CLI11 wants them reversed
@@ -72,6 +127,10 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
     return Status::error(e.what());
   }
   auto given = [&app](const char* name) { return app.count(name) > 0; };
+  if (given("--completion")) {
+    *help_text = completion::render(completion_program(app), *completion::shell_named(completion_shell));
+    return agent::CliOptions{};
+  }
   if (auto_run) o.auto_run = true;
   if (given("--model")) o.model = model;
   if (given("--api_base")) o.api_base = api_base;

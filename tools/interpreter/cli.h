@@ -7,7 +7,8 @@
 
 namespace oishell::interpreter {
 
-// Parses argv into options. On --help, *help_text is set and the options are empty. Errors name the flag.
+// Parses argv into options. On --help, and on --completion SHELL (the shell's completion script, generated from the
+// same CLI11 app), *help_text is set to what to print and the options are empty. Errors name the flag.
 Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::string* help_text);
 
 }  // namespace oishell::interpreter

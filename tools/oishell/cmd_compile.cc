@@ -14,10 +14,17 @@ constexpr char kUsage[] =
     "Prints the sandbox the policy compiles to on this host (mount plan, Landlock rules, seccomp sets, network\n"
     "rules, limits, environment) as JSON. Exit 0 when it compiles, 1 when it does not, 2 on a usage error.\n";
 
+// What the parser reads and `oishell completion` offers.
+const std::vector<completion::Option>& options() {
+  static const std::vector<completion::Option> options =
+      policy_verb_options({{{"--json"}, completion::Value::none, "", "print JSON (the default; kept for scripts)", {}}});
+  return options;
+}
+
 int run_compile(int argc, char** argv) {
   std::vector<std::string> seen;
   bool help = false;
-  auto args = parse_policy_args(argc, argv, {"--json"}, seen, kUsage, &help);
+  auto args = parse_policy_args(argc, argv, options(), seen, kUsage, &help);
   if (!args) return help ? kExitOk : kExitUsage;
   if (args->size() > 1) {
     std::fprintf(stderr, "oishell compile: one policy at a time\n%s", kUsage);
@@ -30,7 +37,8 @@ int run_compile(int argc, char** argv) {
   return kExitOk;
 }
 
-const Registration kRegistration{{"compile", "print the sandbox a policy compiles to, as JSON", &run_compile}};
+const Registration kRegistration{{"compile", "print the sandbox a policy compiles to, as JSON", &run_compile,
+                                   options(), {completion::Value::file, "policy file", {}, false}}};
 
 }  // namespace
 }  // namespace oishell::cli

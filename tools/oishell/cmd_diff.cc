@@ -20,10 +20,16 @@ void print_side(const char* title, const std::vector<std::string>& lines) {
   for (const auto& l : lines) std::printf("  %s\n", l.c_str());
 }
 
+// What the parser reads and `oishell completion` offers.
+const std::vector<completion::Option>& options() {
+  static const std::vector<completion::Option> options = policy_verb_options();
+  return options;
+}
+
 int run_diff(int argc, char** argv) {
   std::vector<std::string> seen;
   bool help = false;
-  auto args = parse_policy_args(argc, argv, {}, seen, kUsage, &help);
+  auto args = parse_policy_args(argc, argv, options(), seen, kUsage, &help);
   if (!args) return help ? kExitOk : kExitUsage;
   if (args->size() != 2) {
     std::fprintf(stderr, "oishell diff: two policies needed\n%s", kUsage);
@@ -43,7 +49,8 @@ int run_diff(int argc, char** argv) {
   return kExitFailure;
 }
 
-const Registration kRegistration{{"diff", "what one policy allows that another does not", &run_diff}};
+const Registration kRegistration{{"diff", "what one policy allows that another does not", &run_diff, options(),
+                                   {completion::Value::file, "policy file", {}, true}}};
 
 }  // namespace
 }  // namespace oishell::cli

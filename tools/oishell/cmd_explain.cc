@@ -14,10 +14,16 @@ constexpr char kUsage[] =
     "usage: oishell explain FILE | --profile NAME\n"
     "Says what a sandbox under this policy can and cannot do, here (current directory as workspace).\n";
 
+// What the parser reads and `oishell completion` offers.
+const std::vector<completion::Option>& options() {
+  static const std::vector<completion::Option> options = policy_verb_options();
+  return options;
+}
+
 int run_explain(int argc, char** argv) {
   std::vector<std::string> seen;
   bool help = false;
-  auto args = parse_policy_args(argc, argv, {}, seen, kUsage, &help);
+  auto args = parse_policy_args(argc, argv, options(), seen, kUsage, &help);
   if (!args) return help ? kExitOk : kExitUsage;
   if (args->size() > 1) {
     std::fprintf(stderr, "oishell explain: one policy at a time\n%s", kUsage);
@@ -36,7 +42,8 @@ int run_explain(int argc, char** argv) {
   return kExitOk;
 }
 
-const Registration kRegistration{{"explain", "say in plain sentences what a policy allows", &run_explain}};
+const Registration kRegistration{{"explain", "say in plain sentences what a policy allows", &run_explain, options(),
+                                   {completion::Value::file, "policy file", {}, false}}};
 
 }  // namespace
 }  // namespace oishell::cli

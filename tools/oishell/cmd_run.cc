@@ -39,6 +39,17 @@ constexpr const char* kUsage =
     "Exit status: CMD's own; 128+N when CMD was killed by signal N; 125 the policy is invalid; 126 the sandbox\n"
     "could not be built (or CMD is not executable); 127 CMD was not found.\n";
 
+// The options parse() reads (and `oishell completion` offers): the policy flags, then where events go.
+const std::vector<completion::Option>& run_options() {
+  static const std::vector<completion::Option> options = [] {
+    std::vector<completion::Option> o = policy_flag_options();
+    o.push_back({{"--events"}, completion::Value::file, "FILE", "write the events as JSON lines to FILE", {}});
+    o.push_back({{"--events-fd"}, completion::Value::text, "N", "write the events as JSON lines to fd N", {}});
+    return o;
+  }();
+  return options;
+}
+
 struct RunArgs {
   PolicySource source;
   PolicyOverrides overrides;
@@ -63,19 +74,20 @@ std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
       out->command.assign(argv + i, argv + argc);
       break;
     }
-    if (apply_policy_switch(arg, &out->overrides)) continue;
+    const completion::Option* option = nullptr;
     std::string value;
-    if (!read_option(argc, argv, &i, &arg, &value)) return "option " + arg + " needs a value";
-    if (apply_policy_flag(arg, value, &out->source, &out->overrides)) continue;
-    if (arg == "--events") {
+    if (std::string error = read_option(argc, argv, &i, run_options(), &option, &value); !error.empty()) return error;
+    const std::string& flag = option->names.front();
+    if (apply_policy_flag(flag, value, &out->source, &out->overrides)) continue;
+    if (flag == "--events") {
       out->events_file = value;
-    } else if (arg == "--events-fd") {
+    } else if (flag == "--events-fd") {
       char* end = nullptr;
       long fd = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end || fd < 0 || fd > 1 << 20) return "--events-fd needs a file descriptor number";
       out->events_fd = static_cast<int>(fd);
     } else {
-      return "unknown option " + arg;
+      return "unknown option " + flag;  // in run_options() but not handled here
     }
   }
   if (!out->source.file.empty() && !out->source.profile.empty()) return "--policy and --profile exclude each other";
@@ -300,7 +312,8 @@ int run(int argc, char** argv) {
   return exit->shell_status();
 }
 
-const Registration registration{{"run", "run a command in the sandbox", &run}};
+const Registration registration{{"run", "run a command in the sandbox", &run, run_options(),
+                                  {completion::Value::command, "command", {}, true}}};
 
 }  // namespace
 }  // namespace oishell::cli

@@ -14,6 +14,7 @@
 #include "policy/compile.h"
 #include "runtime/executors/event_writer.h"
 #include "runtime/executors/host_processes.h"
+#include "runtime/executors/language.h"
 #include "runtime/executors/protocol.h"
 #include "runtime/executors/session.h"
 #include "runtime/sandbox.h"
@@ -35,6 +36,21 @@ constexpr const char* kUsage =
     "--prestart LANG starts that executor before the first block (a warm session).\n"
     "Exit status: 0 after shutdown or end of input; 125 the policy is invalid; 126 the sandbox could not be built.\n";
 
+// The options parse() reads (and `oishell completion` offers): the policy flags, the sandbox, warm executors.
+const std::vector<completion::Option>& supervise_options() {
+  static const std::vector<completion::Option> options = [] {
+    std::vector<completion::Option> o = policy_flag_options();
+    o.push_back({{"--sandbox"}, completion::Value::choice, "MODE",
+                 "openshell (confined, the default) or none (on the host, unconfined)", {"openshell", "none"}});
+    std::vector<std::string> languages;
+    for (const auto& language : executors::all_languages()) languages.push_back(language.name);
+    o.push_back({{"--prestart"}, completion::Value::choice, "LANG", "start this executor before the first block",
+                 languages, true});
+    return o;
+  }();
+  return options;
+}
+
 struct SuperviseArgs {
   PolicySource source;
   PolicyOverrides overrides;
@@ -49,17 +65,20 @@ std::string parse(int argc, char** argv, SuperviseArgs* out, bool* help) {
       *help = true;
       return "";
     }
-    if (apply_policy_switch(arg, &out->overrides)) continue;
+    const completion::Option* option = nullptr;
     std::string value;
-    if (!read_option(argc, argv, &i, &arg, &value)) return "option " + arg + " needs a value";
-    if (apply_policy_flag(arg, value, &out->source, &out->overrides)) continue;
-    if (arg == "--sandbox") {
+    if (std::string error = read_option(argc, argv, &i, supervise_options(), &option, &value); !error.empty()) {
+      return error;
+    }
+    const std::string& flag = option->names.front();
+    if (apply_policy_flag(flag, value, &out->source, &out->overrides)) continue;
+    if (flag == "--sandbox") {
       if (value != "openshell" && value != "none") return "--sandbox must be openshell or none";
       out->confined = value == "openshell";
-    } else if (arg == "--prestart") {
+    } else if (flag == "--prestart") {
       out->prestart.push_back(value);
     } else {
-      return "unknown option " + arg;
+      return "unknown option " + flag;  // in supervise_options() but not handled here
     }
   }
   if (!out->source.file.empty() && !out->source.profile.empty()) return "--policy and --profile exclude each other";
@@ -180,7 +199,7 @@ int run_supervise(int argc, char** argv) {
 }
 
 const Registration registration{{"supervise", "serve a sandboxed session over the JSON-lines protocol",
-                                 &run_supervise}};
+                                 &run_supervise, supervise_options()}};
 
 }  // namespace
 }  // namespace oishell::cli

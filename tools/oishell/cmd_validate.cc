@@ -15,10 +15,17 @@ constexpr char kUsage[] =
     "Checks policy files strictly (unknown keys, types, paths, domain patterns, CIDRs, sizes, durations, extends).\n"
     "Exit 0 when all are valid, 1 when one is not, 2 on a usage error. --json prints a machine-readable report.\n";
 
+// What the parser reads and `oishell completion` offers.
+const std::vector<completion::Option>& options() {
+  static const std::vector<completion::Option> options =
+      policy_verb_options({{{"--json"}, completion::Value::none, "", "print a machine-readable report", {}}});
+  return options;
+}
+
 int run_validate(int argc, char** argv) {
   std::vector<std::string> seen;
   bool help = false;
-  auto args = parse_policy_args(argc, argv, {"--json"}, seen, kUsage, &help);
+  auto args = parse_policy_args(argc, argv, options(), seen, kUsage, &help);
   if (!args) return help ? kExitOk : kExitUsage;
   if (args->empty()) {
     std::fprintf(stderr, "oishell validate: no policy file given\n%s", kUsage);
@@ -59,7 +66,8 @@ int run_validate(int argc, char** argv) {
   return all_valid ? kExitOk : kExitFailure;
 }
 
-const Registration kRegistration{{"validate", "check policy files; every error with file:line:column", &run_validate}};
+const Registration kRegistration{{"validate", "check policy files; every error with file:line:column", &run_validate,
+                                   options(), {completion::Value::file, "policy file", {}, true}}};
 
 }  // namespace
 }  // namespace oishell::cli

@@ -1,9 +1,13 @@
 #pragma once
 // The `oishell` command table. Each verb lives in its own cmd_<verb>.cc and registers itself:
-//   static const oishell::cli::Registration reg{{"validate", "check policy files", &run_validate}};
+//   static const oishell::cli::Registration reg{{"validate", "check policy files", &run_validate, options(), operands}};
 // A verb receives the arguments after its name (argv[0] is the verb) and returns the process exit status.
+// Its options are a table (tools/completion/completion.h) that its parser reads, to know which options exist and
+// which take a value, and from which `oishell completion` generates the shell completions.
 #include <string>
 #include <vector>
+
+#include "tools/completion/completion.h"
 
 namespace oishell::cli {
 
@@ -19,6 +23,8 @@ struct Command {
   std::string name;
   std::string summary;  // one line for `oishell --help`
   int (*run)(int argc, char** argv);
+  std::vector<completion::Option> options = {};  // besides -h/--help, which every verb takes
+  completion::Operands operands = {};
 };
 
 struct Registration {
@@ -26,5 +32,8 @@ struct Registration {
 };
 
 const std::vector<Command>& commands();
+
+// The options before the verb (--help, --version), as main() reads them.
+const std::vector<completion::Option>& global_options();
 
 }  // namespace oishell::cli

@@ -19,6 +19,14 @@ Registration::Registration(Command command) { table().push_back(std::move(comman
 
 const std::vector<Command>& commands() { return table(); }
 
+const std::vector<completion::Option>& global_options() {
+  static const std::vector<completion::Option> options = {
+      {{"--help", "-h"}, completion::Value::none, "", "list the commands", {}},
+      {{"--version"}, completion::Value::none, "", "print the version", {}},
+  };
+  return options;
+}
+
 }  // namespace oishell::cli
 
 namespace {
@@ -34,11 +42,13 @@ void print_usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+  const auto* option = argc < 2 ? nullptr : oishell::completion::find_option(oishell::cli::global_options(), argv[1]);
+  const std::string global = option ? option->names.front() : "";
+  if (argc < 2 || global == "--help" || !std::strcmp(argv[1], "help")) {
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? oishell::cli::kExitUsage : oishell::cli::kExitOk;
   }
-  if (!std::strcmp(argv[1], "--version")) {
+  if (global == "--version") {
     std::printf("oishell %s\n", oishell::build::kVersion);
     return 0;
   }

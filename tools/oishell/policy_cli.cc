@@ -1,7 +1,6 @@
 // Policy argument handling for the authoring verbs: see policy_cli.h.
 #include "tools/oishell/policy_cli.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -9,9 +8,18 @@
 
 namespace oishell::cli {
 
-std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv, const std::vector<std::string>& flags,
+std::vector<completion::Option> policy_verb_options(std::vector<completion::Option> switches) {
+  std::vector<completion::Option> options = {{{"--profile", "-p"}, completion::Value::profile, "NAME",
+                                              "a built-in profile (also written profile:NAME)", {}, true}};
+  for (auto& s : switches) options.push_back(std::move(s));
+  return options;
+}
+
+std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv,
+                                                        const std::vector<completion::Option>& options,
                                                         std::vector<std::string>& seen, const char* usage,
                                                         bool* help) {
+  const completion::Option* profile = completion::find_option(options, "--profile");
   std::vector<PolicyArg> out;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -20,18 +28,19 @@ std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv, c
       if (help) *help = true;
       return std::nullopt;
     }
-    if (arg == "--profile" || arg == "-p") {
+    const completion::Option* option = completion::find_option(options, arg);
+    if (option && option == profile) {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "oishell %s: --profile needs a name\n%s", argv[0], usage);
         return std::nullopt;
       }
       out.push_back(PolicyArg{{"", argv[++i]}});
-    } else if (arg.starts_with("--profile=")) {
+    } else if (profile && arg.starts_with("--profile=")) {
       out.push_back(PolicyArg{{"", arg.substr(10)}});
     } else if (arg.starts_with("profile:")) {
       out.push_back(PolicyArg{{"", arg.substr(8)}});
-    } else if (std::find(flags.begin(), flags.end(), arg) != flags.end()) {
-      seen.push_back(arg);
+    } else if (option && !option->takes_value()) {
+      seen.push_back(option->names.front());
     } else if (arg.starts_with("-") && arg != "-") {
       std::fprintf(stderr, "oishell %s: unknown option `%s`\n%s", argv[0], arg.c_str(), usage);
       return std::nullopt;

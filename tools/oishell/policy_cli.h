@@ -7,6 +7,7 @@
 
 #include "policy/compile.h"
 #include "policy/load.h"
+#include "tools/completion/completion.h"
 
 namespace oishell::cli {
 
@@ -16,9 +17,14 @@ struct PolicyArg {
   std::string label() const { return source.file.empty() ? "profile " + source.profile : source.file; }
 };
 
-// Parses `args` (flags in `flags` are returned in `seen`, e.g. "--json"); policies in order. Returns nullopt after
-// printing usage: on --help (then *help is set) or on a usage error.
-std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv, const std::vector<std::string>& flags,
+// The options of an authoring verb: --profile NAME (-p), then the verb's own switches (`switches`, e.g. --json).
+std::vector<completion::Option> policy_verb_options(std::vector<completion::Option> switches = {});
+
+// Parses `args` against `options` (from policy_verb_options): the switches given are returned in `seen` by their
+// canonical name; policies in order. Returns nullopt after printing usage: on --help (then *help is set) or on a
+// usage error.
+std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv,
+                                                        const std::vector<completion::Option>& options,
                                                         std::vector<std::string>& seen, const char* usage,
                                                         bool* help = nullptr);
 

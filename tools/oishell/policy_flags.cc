@@ -2,22 +2,48 @@
 
 namespace oishell::cli {
 
-bool read_option(int argc, char** argv, int* i, std::string* flag, std::string* value) {
-  *flag = argv[*i];
-  if (auto eq = flag->find('='); eq != std::string::npos && flag->rfind("--", 0) == 0) {
-    *value = flag->substr(eq + 1);
-    flag->resize(eq);
-    return true;
-  }
-  if (*i + 1 >= argc) return false;
-  *value = argv[++*i];
-  return true;
+using completion::Option;
+using completion::Value;
+
+const std::vector<Option>& policy_flag_options() {
+  static const std::vector<Option> options = {
+      {{"--policy"}, Value::file, "FILE", "the policy file (instead of the default profile)", {}},
+      {{"--profile"}, Value::profile, "NAME", "a built-in profile (instead of the default one)", {}},
+      {{"--workspace"}, Value::directory, "DIR", "the workspace (default: the current directory)", {}},
+      {{"--ro"}, Value::file, "PATH", "a host path visible read-only", {}, true},
+      {{"--rw"}, Value::file, "PATH", "a host path visible read-write", {}, true},
+      {{"--allow-domain"}, Value::text, "D", "a destination the proxy allows (host, *.suffix, host:port)", {}, true},
+      {{"--net"}, Value::choice, "MODE", "the network: none, or proxy (only through oishell's proxy)",
+       {"none", "proxy"}},
+      {{"--env"}, Value::text, "K=V", "a variable set inside", {}, true},
+      {{"--timeout"}, Value::text, "DUR", "wall-clock limit (30s, 10m, 1h30m)", {}},
+      {{"--memory"}, Value::text, "SIZE", "memory limit (512MiB, 2GiB)", {}},
+      {{"--allow-home-workspace"}, Value::none, "", "allow the home directory as the workspace (dotfiles stay read-only)",
+       {}},
+  };
+  return options;
 }
 
-bool apply_policy_switch(const std::string& flag, PolicyOverrides* overrides) {
-  if (flag != "--allow-home-workspace") return false;
-  overrides->allow_home_workspace = true;
-  return true;
+std::string read_option(int argc, char** argv, int* i, const std::vector<Option>& options, const Option** option,
+                        std::string* value) {
+  std::string flag = argv[*i];
+  bool inline_value = false;
+  if (auto eq = flag.find('='); eq != std::string::npos && flag.rfind("--", 0) == 0) {
+    *value = flag.substr(eq + 1);
+    flag.resize(eq);
+    inline_value = true;
+  }
+  *option = completion::find_option(options, flag);
+  if (!*option) return "unknown option " + flag;
+  if (!(*option)->takes_value()) {
+    if (inline_value) return "option " + flag + " takes no value";
+    value->clear();
+    return "";
+  }
+  if (inline_value) return "";
+  if (*i + 1 >= argc) return "option " + flag + " needs a value";
+  *value = argv[++*i];
+  return "";
 }
 
 bool apply_policy_flag(const std::string& flag, const std::string& value, PolicySource* source,
@@ -42,6 +68,8 @@ bool apply_policy_flag(const std::string& flag, const std::string& value, Policy
     overrides->wall_time = value;
   } else if (flag == "--memory") {
     overrides->memory = value;
+  } else if (flag == "--allow-home-workspace") {
+    overrides->allow_home_workspace = true;
   } else {
     return false;
   }

@@ -1,21 +1,26 @@
 #pragma once
 // The policy flags shared by `oishell run` and `oishell supervise`: where the policy comes from and the
 // overrides that add to it (--policy, --profile, --workspace, --ro, --rw, --allow-domain, --net, --env,
-// --timeout, --memory).
+// --timeout, --memory, --allow-home-workspace), and reading an option against a verb's option table.
 #include <string>
+#include <vector>
 
 #include "policy/compile.h"
+#include "tools/completion/completion.h"
 
 namespace oishell::cli {
 
-// Reads the option at argv[*i] as `--flag=value` or `--flag value` (advancing *i past a separate value) into
-// `flag` and `value`. Returns false when the value is missing.
-bool read_option(int argc, char** argv, int* i, std::string* flag, std::string* value);
+// The policy flags, as the parsers and `oishell completion` read them.
+const std::vector<completion::Option>& policy_flag_options();
 
-// Applies a policy flag that takes no value (--allow-home-workspace); false when `flag` is not one of them.
-bool apply_policy_switch(const std::string& flag, PolicyOverrides* overrides);
+// Reads the option at argv[*i] (`--flag`, `--flag=value` or `--flag value`) against `options`. Returns "" with
+// *option set and, for an option that takes a value, *value (advancing *i past a separate value); otherwise the
+// usage error: an option not in `options`, a value missing, or a value given to a switch.
+std::string read_option(int argc, char** argv, int* i, const std::vector<completion::Option>& options,
+                        const completion::Option** option, std::string* value);
 
-// Applies `flag` with `value` when it is one of the policy flags; returns false when `flag` is not one of them.
+// Applies the policy flag whose canonical name is `flag` (with `value`, empty for a switch); returns false when
+// `flag` is not one of them.
 bool apply_policy_flag(const std::string& flag, const std::string& value, PolicySource* source,
                        PolicyOverrides* overrides);
 
