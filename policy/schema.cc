@@ -106,7 +106,8 @@ nlohmann::ordered_json policy_schema() {
                               {"extends", str("a built-in profile name or a path relative to this file")},
                               {"filesystem", std::move(filesystem)},
                               {"landlock", choice({"required", "best_effort"}, "required",
-                                                  "whether a kernel without full Landlock support is an error")},
+                                                  "required: refuse to start when a guarantee would be held by no layer "
+                                                  "(docs/guarantees.md); best_effort: start and report it")},
                               {"network", std::move(network)},
                               {"process", std::move(process)},
                               {"limits", std::move(limits)},
