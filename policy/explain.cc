@@ -216,7 +216,7 @@ void environment(const SandboxSpec& spec, std::string& out) {
 
 // Each guarantee, and the layers that hold it on this machine (policy/guarantees.h).
 void guarantees(const SandboxSpec& spec, const LayerFacts& layers, std::string& out) {
-  out += "Guarantees here (Landlock " + describe_landlock(layers) + ")\n";
+  out += "Guarantees here, with Landlock " + describe_landlock(layers) + "\n";
   for (const auto& g : assess_guarantees(spec, layers)) {
     out += "  " + g.statement + (g.held() ? "" : " LOST: no layer holds it here.") + "\n";
     std::vector<std::string> by;

@@ -125,3 +125,25 @@ TEST(Doctor, RunStartsAtEveryAbiAndRefusesABadCap) {
 
 }  // namespace
 }  // namespace oishell::test
+
+namespace oishell::test {
+namespace {
+
+// `oishell explain` says which layers hold each guarantee here, at the ABI in use.
+TEST(Explain, SaysWhichLayersHoldEachGuaranteeHere) {
+  const int kernel = landlock_abi_version();
+  Output capped = run("OISHELL_LANDLOCK_ABI=3 " + std::string(oishell_bin()) + " explain --profile default 2>&1");
+  EXPECT_EQ(capped.status, 0) << capped.out;
+  EXPECT_NE(capped.out.find("Guarantees here, with Landlock ABI " + std::to_string(std::min(3, kernel))),
+            std::string::npos)
+      << capped.out;
+  EXPECT_NE(capped.out.find("    Not by Landlock TCP port rules: needs Landlock ABI 4 (Linux 6.7)"), std::string::npos)
+      << capped.out;
+  EXPECT_EQ(capped.out.find("LOST"), std::string::npos) << capped.out;
+  Output full = run("OISHELL_LANDLOCK_ABI=7 " + std::string(oishell_bin()) + " explain --profile default 2>&1");
+  EXPECT_EQ(full.status, 0) << full.out;
+  EXPECT_EQ(full.out.find("Not by Landlock TCP port rules") == std::string::npos, kernel >= 4) << full.out;
+}
+
+}  // namespace
+}  // namespace oishell::test

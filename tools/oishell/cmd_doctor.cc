@@ -158,7 +158,7 @@ int run_doctor(int argc, char** argv) {
   for (const auto& v : verdicts) {
     std::printf("  %-11s %-20s %s\n", verdict_name(v.verdict), v.name.c_str(), v.how.c_str());
   }
-  std::printf("\nIts guarantees, and the layers that hold them here (Landlock %s)\n",
+  std::printf("\nIts guarantees, and the layers that hold them here, with Landlock %s\n",
               describe_landlock(*layers).c_str());
   for (const auto& g : guarantees) {
     std::printf("  %-5s %-13s %s\n", g.held() ? "held" : "LOST", g.id.c_str(), g.statement.c_str());

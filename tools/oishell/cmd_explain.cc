@@ -1,9 +1,11 @@
 // `oishell explain FILE | --profile NAME`: what the sandbox can and cannot do, in plain sentences (files, network,
-// processes, limits, environment), with `extends` resolved and compiled against this host.
+// processes, limits, environment), with `extends` resolved and compiled against this host, and which layers hold
+// each of its guarantees on this machine.
 #include <cstdio>
 
 #include "policy/compiler.h"
 #include "policy/explain.h"
+#include "runtime/layer_facts.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/policy_cli.h"
 
@@ -38,7 +40,13 @@ int run_explain(int argc, char** argv) {
                  spec.status().message().c_str());
     return kExitFailure;
   }
-  std::printf("%s", policy::explain(*policy, *spec).c_str());
+  // Which layers hold each guarantee on this machine (OISHELL_LANDLOCK_ABI caps Landlock as for a sandbox).
+  auto layers = layer_facts();
+  if (!layers) {
+    std::fprintf(stderr, "oishell explain: %s\n", layers.status().message().c_str());
+    return kExitFailure;
+  }
+  std::printf("%s", policy::explain(*policy, *spec, &*layers).c_str());
   return kExitOk;
 }
 
