@@ -55,23 +55,67 @@ std::string join(const std::string& root, const std::string& point, const std::s
   return point + rel;
 }
 
-}  // namespace
+std::string parent_dir(const std::string& dir) {
+  const size_t slash = dir.rfind('/');
+  return slash == 0 || slash == std::string::npos ? std::string("/") : dir.substr(0, slash);
+}
 
-OwnCgroups OwnCgroups::read() {
-  OwnCgroups own;
-  if (auto text = read_file("/proc/self/mountinfo")) {
-    for (std::string_view line : split(*text, '\n')) {
-      // id parent dev root point options [optional...] - fstype source super_options
-      size_t dash = line.find(" - ");
-      if (dash == std::string_view::npos) continue;
-      auto head = split(line.substr(0, dash), ' ');
-      auto tail = split(line.substr(dash + 3), ' ');
-      if (head.size() < 5 || tail.size() < 3) continue;
-      if (tail[0] != "cgroup" && tail[0] != "cgroup2") continue;
-      own.mounts_.push_back({std::string(head[3]), std::string(head[4]), std::string(tail[0]), std::string(tail[2])});
+std::vector<std::string> words_of(const std::string& path) {
+  std::vector<std::string> out;
+  auto text = read_file(path);
+  if (!text) return out;
+  for (std::string_view line : split(*text, '\n')) {
+    for (std::string_view word : split(line, ' ')) {
+      if (!word.empty()) out.emplace_back(word);
     }
   }
-  own.membership_ = read_file("/proc/self/cgroup").value_or("");
+  return out;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+std::string joined(const std::vector<std::string>& list, const char* sep) {
+  std::string out;
+  for (const auto& item : list) out += (out.empty() ? "" : sep) + item;
+  return out;
+}
+
+class KernelTreeOps final : public TreeOps {
+ public:
+  int make_dir(const std::string& path) const override { return ::mkdir(path.c_str(), 0755) == 0 ? 0 : errno; }
+  int remove_dir(const std::string& path) const override { return ::rmdir(path.c_str()) == 0 ? 0 : errno; }
+  bool may_write(const std::string& path) const override {
+    return ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0;
+  }
+};
+
+}  // namespace
+
+const TreeOps& kernel_tree_ops() {
+  static const KernelTreeOps ops;
+  return ops;
+}
+
+OwnCgroups OwnCgroups::read() {
+  return parse(read_file("/proc/self/mountinfo").value_or(""), read_file("/proc/self/cgroup").value_or(""));
+}
+
+OwnCgroups OwnCgroups::parse(std::string_view mountinfo, std::string membership, const TreeOps& ops) {
+  OwnCgroups own;
+  for (std::string_view line : split(mountinfo, '\n')) {
+    // id parent dev root point options [optional...] - fstype source super_options
+    size_t dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    auto head = split(line.substr(0, dash), ' ');
+    auto tail = split(line.substr(dash + 3), ' ');
+    if (head.size() < 5 || tail.size() < 3) continue;
+    if (tail[0] != "cgroup" && tail[0] != "cgroup2") continue;
+    own.mounts_.push_back({std::string(head[3]), std::string(head[4]), std::string(tail[0]), std::string(tail[2])});
+  }
+  own.membership_ = std::move(membership);
+  own.ops_ = &ops;
   return own;
 }
 
@@ -86,29 +130,87 @@ std::optional<std::string> OwnCgroups::v1_dir(const std::string& controller) con
   return std::nullopt;
 }
 
-std::optional<std::string> OwnCgroups::v2_dir() const {
+const OwnCgroups::Mount* OwnCgroups::v2_mount() const {
   for (const auto& m : mounts_) {
-    if (m.fstype != "cgroup2") continue;
-    auto path = own_path(membership_, [](std::string_view id, std::string_view ctls) { return id == "0" && ctls.empty(); });
-    if (path) return join(m.root, m.point, *path);
+    if (m.fstype == "cgroup2") return &m;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::optional<std::string> OwnCgroups::v2_dir() const {
+  const Mount* m = v2_mount();
+  if (!m) return std::nullopt;
+  auto path = own_path(membership_, [](std::string_view id, std::string_view ctls) {
+    return id == "0" && ctls.empty();
+  });
+  if (!path) return std::nullopt;
+  return join(m->root, m->point, *path);
+}
+
+std::optional<std::string> OwnCgroups::v2_mount_point() const {
+  const Mount* m = v2_mount();
+  if (!m) return std::nullopt;
+  return m->point;
 }
 
 std::optional<std::string> v1_own_dir(const std::string& controller) { return OwnCgroups::read().v1_dir(controller); }
 
 std::optional<std::string> v2_own_dir() { return OwnCgroups::read().v2_dir(); }
 
-std::vector<std::string> v2_controllers(const std::string& dir) {
-  std::vector<std::string> out;
-  auto text = read_file(dir + "/cgroup.controllers");
-  if (!text) return out;
-  for (std::string_view line : split(*text, '\n')) {
-    for (std::string_view c : split(line, ' ')) {
-      if (!c.empty()) out.emplace_back(c);
+std::vector<std::string> v2_controllers(const std::string& dir) { return words_of(dir + "/cgroup.controllers"); }
+
+std::vector<std::string> v2_subtree_control(const std::string& dir) {
+  return words_of(dir + "/cgroup.subtree_control");
+}
+
+Result<V2Parent> find_v2_parent(const OwnCgroups& own, const std::vector<std::string>& controllers) {
+  const auto dir = own.v2_dir();
+  const auto top = own.v2_mount_point();
+  if (!dir || !top) return Status::error("not mounted");
+  const TreeOps& ops = own.ops();
+  std::string refusals;
+  auto refuse = [&refusals](const std::string& candidate, const std::string& why) {
+    refusals += (refusals.empty() ? "" : "; ") + candidate + ": " + why;
+  };
+  // Ours and its ancestors within the mount, as far as they are delegated to this process (ownership nests: above
+  // the first that is not, none is).
+  std::vector<std::string> candidates;
+  for (std::string c = *dir;; c = parent_dir(c)) {
+    if (!ops.may_write(c) || !ops.may_write(c + "/cgroup.procs")) {
+      refuse(c, "not delegated to this process (no write access to it or its cgroup.procs)");
+      break;
+    }
+    candidates.push_back(c);
+    if (c.size() <= top->size()) break;
+  }
+  for (const auto& c : candidates) {  // one that passes them down already
+    const auto passed = v2_subtree_control(c);
+    if (std::all_of(controllers.begin(), controllers.end(), [&](const auto& x) { return contains(passed, x); })) {
+      return V2Parent{c, {}};
     }
   }
-  return out;
+  for (const auto& c : candidates) {  // one where they can be enabled
+    const auto passed = v2_subtree_control(c);
+    const auto offered = v2_controllers(c);
+    V2Parent parent{c, {}};
+    std::string unoffered;
+    for (const auto& x : controllers) {
+      if (contains(passed, x)) continue;
+      parent.enable.push_back(x);
+      if (!contains(offered, x)) unoffered += (unoffered.empty() ? "" : ", ") + x;
+    }
+    if (!unoffered.empty()) {
+      refuse(c, "offers no " + unoffered + " controller (cgroup.controllers: " + joined(offered, " ") + ")");
+    } else if (!ops.may_write(c + "/cgroup.subtree_control")) {
+      refuse(c, "cgroup.subtree_control not writable");
+    } else if (c != *top && !words_of(c + "/cgroup.procs").empty()) {
+      refuse(c, "holds processes (a cgroup with processes cannot pass " + joined(parent.enable, ", ") + " down)");
+    } else {
+      return parent;
+    }
+  }
+  return Status::error("no cgroup v2 directory delegated to this process passes " + joined(controllers, ", ") +
+                       " down: " + refusals);
 }
 
 std::optional<std::string> read_file(const std::string& path) {
@@ -136,16 +238,17 @@ std::optional<uint64_t> keyed_value(const std::string& text, const std::string& 
   return std::nullopt;
 }
 
-Result<OwnedCgroup> OwnedCgroup::create(const std::string& parent, const std::string& name) {
+Result<OwnedCgroup> OwnedCgroup::create(const std::string& parent, const std::string& name, const TreeOps& ops) {
   std::string path = parent + "/" + name;
-  if (::mkdir(path.c_str(), 0755) != 0) return Status::from_errno(errno, "mkdir(\"" + path + "\")");
-  return OwnedCgroup(path);
+  if (int err = ops.make_dir(path); err != 0) return Status::from_errno(err, "mkdir(\"" + path + "\")");
+  return OwnedCgroup(path, ops);
 }
 
 OwnedCgroup& OwnedCgroup::operator=(OwnedCgroup&& other) noexcept {
   if (this != &other) {
     remove();
     path_ = std::move(other.path_);
+    ops_ = other.ops_;
     other.path_.clear();
   }
   return *this;
@@ -173,7 +276,7 @@ Status write_file(const std::string& path, const std::string& value) {
 void OwnedCgroup::remove() {
   if (path_.empty()) return;
   // Usually the group is empty by now (the sandbox's pid namespace is gone): try the rmdir first.
-  if (::rmdir(path_.c_str()) == 0 || errno == ENOENT) {
+  if (int err = ops_->remove_dir(path_); err == 0 || err == ENOENT) {
     path_.clear();
     return;
   }
@@ -188,8 +291,8 @@ void OwnedCgroup::remove() {
         if (err == std::errc() && end == line.data() + line.size() && pid > 0) ::kill(pid, SIGKILL);
       }
     }
-    if (::rmdir(path_.c_str()) == 0 || errno == ENOENT) break;
-    if (errno != EBUSY) break;
+    const int err = ops_->remove_dir(path_);
+    if (err == 0 || err == ENOENT || err != EBUSY) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   path_.clear();

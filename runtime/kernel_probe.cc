@@ -62,6 +62,13 @@ KernelFacts probe() {
     f.cgroup_v2_controllers = cgroup::v2_controllers(*v2);
     f.cgroup_v2_writable = ::access(v2->c_str(), W_OK) == 0;
   }
+  if (auto parent = cgroup::find_v2_parent(own, {"memory", "pids"})) {
+    f.cgroup_v2_parent = parent->dir;
+    f.cgroup_v2_delegation = parent->enable.empty() ? "passes memory and pids down"
+                                                    : "memory and pids to be enabled in its cgroup.subtree_control";
+  } else {
+    f.cgroup_v2_delegation = parent.status().message();
+  }
   for (const char* c : {"memory", "pids"}) {
     if (auto dir = own.v1_dir(c)) f.cgroup_v1.push_back({c, *dir, ::access(dir->c_str(), W_OK) == 0});
   }

@@ -32,6 +32,11 @@ struct KernelFacts {
   std::string cgroup_v2_dir;  // our cgroup in the unified hierarchy; empty without one
   std::vector<std::string> cgroup_v2_controllers;
   bool cgroup_v2_writable = false;
+  // Where a sandbox's memory and pids group would be made in the unified hierarchy (a directory delegated to this
+  // process, cgroup::find_v2_parent); empty when nowhere, and then cgroup_v2_delegation says why, candidate by
+  // candidate. Else cgroup_v2_delegation says whether the controllers would be enabled there first.
+  std::string cgroup_v2_parent;
+  std::string cgroup_v2_delegation;
   std::vector<CgroupV1Controller> cgroup_v1;  // memory, pids (where mounted)
   // Terminal.
   std::optional<int64_t> legacy_tiocsti;  // dev.tty.legacy_tiocsti (1: TIOCSTI allowed on one's own tty)

@@ -1,6 +1,7 @@
-// Resource limits: cgroup v2 where this process's cgroup offers the controllers and lets us enable them for a child
-// group, else cgroup v1 where the controller's hierarchy is writable (root here), else rlimits. File size, open
-// files and cpu time are always rlimits (per process). Every choice is recorded in mechanisms().
+// Resource limits: cgroup v2 where a subtree delegated to this process passes the memory and pids controllers down
+// (cgroup::find_v2_parent), else cgroup v1 where the controller's hierarchy is writable (root here), else rlimits.
+// File size, open files and cpu time are always rlimits (per process). Every choice is recorded in mechanisms(),
+// with the reason a better one was not available. docs/limits.md.
 #include "runtime/limits.h"
 
 #include <fcntl.h>
@@ -25,13 +26,10 @@ std::string group_name() {
   return "oishell-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
 class CgroupLimits final : public ResourceLimits {
  public:
-  CgroupLimits(const LimitsSpec& spec, const BeforeMkdir& before_mkdir) : spec_(spec), before_mkdir_(before_mkdir) {}
+  CgroupLimits(const LimitsSpec& spec, const BeforeMkdir& before_mkdir, const cgroup::OwnCgroups& own)
+      : spec_(spec), before_mkdir_(before_mkdir), own_(own) {}
   ~CgroupLimits() override { teardown(); }
 
   // The first error of before_mkdir_ (no cgroup was made after it).
@@ -41,11 +39,10 @@ class CgroupLimits final : public ResourceLimits {
     const bool want_memory = spec_.memory_bytes.has_value();
     const bool want_pids = spec_.pids.has_value();
     if (!want_memory && !want_pids) return;
-    const cgroup::OwnCgroups own = cgroup::OwnCgroups::read();
     std::string v2_why;
-    if (try_v2(own, want_memory, want_pids, &v2_why)) return;
-    if (want_memory && announce_error_) try_v1_memory(own, v2_why);
-    if (want_pids && announce_error_) try_v1_pids(own, v2_why);  // not after an announce error: prepare() fails
+    if (try_v2(want_memory, want_pids, &v2_why) || !announce_error_) return;  // an announce error: prepare() fails
+    if (want_memory) try_v1_memory(v2_why);
+    if (want_pids && announce_error_) try_v1_pids(v2_why);
   }
 
   Status add_process(pid_t pid) override {
@@ -110,49 +107,51 @@ class CgroupLimits final : public ResourceLimits {
   // (an ordinary user starts no janitor for cgroups it cannot make); its error is the mkdir's.
   Result<OwnedCgroup> create_group(const std::string& parent) {
     const std::string name = group_name();
-    if (::faccessat(AT_FDCWD, parent.c_str(), W_OK, AT_EACCESS) != 0) {
-      return Status::from_errno(errno, "mkdir(\"" + parent + "/" + name + "\")");
-    }
+    if (!own_.ops().may_write(parent)) return Status::from_errno(EACCES, "mkdir(\"" + parent + "/" + name + "\")");
     if (before_mkdir_) {
       if (Status announced = before_mkdir_(parent + "/" + name); !announced) {
         announce_error_ = announced;
         return announced;
       }
     }
-    return OwnedCgroup::create(parent, name);
+    return OwnedCgroup::create(parent, name, own_.ops());
   }
 
   bool memory_by_cgroup() const { return !memory_.path().empty() || (!v2_.path().empty() && memory_v2_); }
   bool pids_by_cgroup() const { return !pids_.path().empty() || (!v2_.path().empty() && pids_v2_); }
 
-  bool try_v2(const cgroup::OwnCgroups& cgroups, bool want_memory, bool want_pids, std::string* why) {
-    auto own = cgroups.v2_dir();
-    if (!own) {
-      *why = "no cgroup v2 mount";
-      return false;
-    }
-    auto offered = cgroup::v2_controllers(*own);
+  // The group goes where find_v2_parent() says: below a parent that passes the controllers down, enabling them
+  // there first when it does not yet. All or nothing: v2 takes both controllers or neither.
+  bool try_v2(bool want_memory, bool want_pids, std::string* why) {
     std::vector<std::string> needed;
     if (want_memory) needed.push_back("memory");
     if (want_pids) needed.push_back("pids");
-    for (const auto& c : needed) {
-      if (!contains(offered, c)) {
-        *why = "cgroup v2 at " + *own + " offers no " + c + " controller";
+    auto parent = cgroup::find_v2_parent(own_, needed);
+    if (!parent) {
+      *why = "cgroup v2: " + parent.status().message();
+      return false;
+    }
+    if (!parent->enable.empty()) {
+      std::string enable;
+      for (const auto& c : parent->enable) enable += (enable.empty() ? "+" : " +") + c;
+      if (Status s = cgroup::write_file(parent->dir + "/cgroup.subtree_control", enable); !s) {
+        *why = "cgroup v2: " + s.message();
         return false;
       }
     }
-    auto group = create_group(*own);
+    auto group = create_group(parent->dir);
     if (!group) {
-      *why = "cgroup v2 not writable: " + group.status().message();
+      *why = "cgroup v2: " + group.status().message();
       return false;
     }
-    // Our own cgroup must pass the controllers down; this fails (EBUSY) when it holds processes and is not the root.
-    std::string enable;
-    for (const auto& c : needed) enable += (enable.empty() ? "+" : " +") + c;
-    Status s = cgroup::write_file(*own + "/cgroup.subtree_control", enable);
-    if (s && want_memory) {
+    Status s = Status::ok();
+    bool swap_limited = false;
+    if (want_memory) {
       s = group->write("memory.max", std::to_string(*spec_.memory_bytes));
-      if (s && group->has("memory.swap.max")) s = group->write("memory.swap.max", "0");
+      if (s && group->has("memory.swap.max")) {
+        s = group->write("memory.swap.max", "0");
+        swap_limited = s.is_ok();
+      }
     }
     if (s && want_pids) s = group->write("pids.max", std::to_string(*spec_.pids));
     if (!s) {
@@ -164,17 +163,17 @@ class CgroupLimits final : public ResourceLimits {
     pids_v2_ = want_pids;
     if (want_memory) {
       notes_.push_back("memory: cgroup v2 " + v2_.path() + " (" + policy::format_size(*spec_.memory_bytes) +
-                       ", no swap)");
+                       (swap_limited ? ", no swap)" : ", swap not limited: no memory.swap.max)"));
     }
     if (want_pids) notes_.push_back("pids: cgroup v2 " + v2_.path() + " (" + std::to_string(*spec_.pids) + ")");
     return true;
   }
 
-  void try_v1_memory(const cgroup::OwnCgroups& cgroups, const std::string& v2_why) {
+  void try_v1_memory(const std::string& v2_why) {
     const std::string size = policy::format_size(*spec_.memory_bytes);
     const std::string rlimit_note = "memory: rlimit RLIMIT_AS (" + size +
                                     " of address space per process; allocations fail with ENOMEM instead of a kill)";
-    auto dir = cgroups.v1_dir("memory");
+    auto dir = own_.v1_dir("memory");
     if (!dir) {
       notes_.push_back(rlimit_note + "; " + v2_why + ", no cgroup v1 memory controller");
       return;
@@ -200,11 +199,11 @@ class CgroupLimits final : public ResourceLimits {
                      (swap_limited ? ", swap included)" : ", swap not limited: no memory.memsw)"));
   }
 
-  void try_v1_pids(const cgroup::OwnCgroups& cgroups, const std::string& v2_why) {
+  void try_v1_pids(const std::string& v2_why) {
     const std::string n = std::to_string(*spec_.pids);
     const std::string rlimit_note = "pids: rlimit RLIMIT_NPROC (" + n +
                                     " processes of the sandbox's uid, counted in its own user namespace)";
-    auto dir = cgroups.v1_dir("pids");
+    auto dir = own_.v1_dir("pids");
     if (!dir) {
       notes_.push_back(rlimit_note + "; " + v2_why + ", no cgroup v1 pids controller");
       return;
@@ -224,6 +223,7 @@ class CgroupLimits final : public ResourceLimits {
 
   LimitsSpec spec_;
   BeforeMkdir before_mkdir_;
+  cgroup::OwnCgroups own_;
   Status announce_error_ = Status::ok();
   OwnedCgroup v2_, memory_, pids_;
   bool memory_v2_ = false, pids_v2_ = false;
@@ -261,7 +261,12 @@ Status apply_rlimit_settings(const std::vector<RlimitSetting>& settings) {
 }
 
 Result<std::unique_ptr<ResourceLimits>> ResourceLimits::prepare(const LimitsSpec& spec, const BeforeMkdir& before_mkdir) {
-  auto limits = std::make_unique<CgroupLimits>(spec, before_mkdir);
+  return prepare(spec, before_mkdir, cgroup::OwnCgroups::read());
+}
+
+Result<std::unique_ptr<ResourceLimits>> ResourceLimits::prepare(const LimitsSpec& spec, const BeforeMkdir& before_mkdir,
+                                                                const cgroup::OwnCgroups& where) {
+  auto limits = std::make_unique<CgroupLimits>(spec, before_mkdir, where);
   limits->prepare();
   if (!limits->announce_error()) return limits->announce_error();
   return std::unique_ptr<ResourceLimits>(std::move(limits));

@@ -1,6 +1,7 @@
 #pragma once
-// Resource limits: cgroup v2 where a delegated or writable subtree exists, else cgroup v1 where writable (pids and
-// memory controllers), else rlimits. Always says which mechanism enforced what.
+// Resource limits: cgroup v2 where a subtree delegated to this process passes the memory and pids controllers down,
+// else cgroup v1 where writable (pids and memory controllers), else rlimits. Always says which mechanism enforced
+// what, and why a better one was not available (docs/limits.md).
 #include <sys/types.h>
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "base/status.h"
 #include "policy/sandbox_spec.h"
+#include "runtime/cgroup_fs.h"
 
 namespace oishell {
 
@@ -33,6 +35,9 @@ class ResourceLimits {
   // Supervisor side, before the sandbox starts: creates the cgroup(s) it can. Never fails for lack of cgroups:
   // falls back to rlimits and records that in mechanisms(). Fails only when `before_mkdir` does.
   static Result<std::unique_ptr<ResourceLimits>> prepare(const LimitsSpec& spec, const BeforeMkdir& before_mkdir = {});
+  // The same with the cgroups given instead of read from /proc/self: tests pass a fake tree (OwnCgroups::parse).
+  static Result<std::unique_ptr<ResourceLimits>> prepare(const LimitsSpec& spec, const BeforeMkdir& before_mkdir,
+                                                         const cgroup::OwnCgroups& where);
   virtual ~ResourceLimits() = default;
   // Supervisor side: puts `pid` (sandbox init, host pid) into the cgroup(s).
   virtual Status add_process(pid_t pid) = 0;
@@ -42,7 +47,7 @@ class ResourceLimits {
   Status apply_rlimits() const { return apply_rlimit_settings(rlimits()); }
   // The cgroup directories made for the sandbox (empty when only rlimits are used).
   virtual std::vector<std::string> cgroup_dirs() const = 0;
-  // "memory: cgroup v1 (2 GiB)", "pids: rlimit RLIMIT_NPROC (512, per uid)", ...
+  // "memory: cgroup v2 /sys/fs/cgroup/.../oishell-7-0 (2 GiB, no swap)", "pids: rlimit RLIMIT_NPROC (512, ...)"
   virtual std::vector<std::string> mechanisms() const = 0;
   // After a process died of SIGKILL: was it the memory limit? Returns "memory limit 2 GiB" or "".
   virtual std::string kill_reason() const = 0;
