@@ -1,7 +1,10 @@
 // Resource limits in-process: a memory hog and a fork bomb are bounded, file size, open files and cpu time are
-// capped, and teardown leaves no process and no cgroup. As root here memory and pids go to cgroup v1 (the hog is
-// OOM-killed and kill_reason() names the limit); as an ordinary user they fall back to RLIMIT_AS (allocation fails
-// with ENOMEM) and RLIMIT_NPROC (fork fails with EAGAIN). Each branch asserts its exact outcome.
+// capped, and teardown leaves no process and no cgroup. Memory and pids go to a cgroup v2 group where a delegated
+// subtree passes those controllers down (a systemd user session's user@UID.service), else to cgroup v1 where
+// writable (root here: this machine has only hugetlb on v2), and in either case the hog is OOM-killed and
+// kill_reason() names the limit; else (an ordinary user here) they fall back to RLIMIT_AS (allocation fails with
+// ENOMEM) and RLIMIT_NPROC (fork fails with EAGAIN). Each branch asserts its exact outcome and the mechanism named.
+// The v2 choice itself is tested against a fake tree in tests/unit/cgroup_v2_test.cc.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,10 +25,13 @@
 namespace oishell::test {
 namespace {
 
-// Whether this user can create a cgroup for `controller` (v1 here) — what prepare() will find.
-bool cgroup_writable(const std::string& controller) {
-  auto dir = cgroup::v1_own_dir(controller);
-  return dir && ::access(dir->c_str(), W_OK) == 0;
+// The mechanism prepare() must choose for a spec limiting `controller` alone, as this process finds its cgroups:
+// "cgroup v2" (a delegated v2 directory passes it down), "cgroup v1" (its v1 hierarchy is writable) or "rlimit".
+std::string expected_mechanism(const std::string& controller) {
+  const cgroup::OwnCgroups own = cgroup::OwnCgroups::read();
+  if (cgroup::find_v2_parent(own, {controller}).is_ok()) return "cgroup v2";
+  auto dir = own.v1_dir(controller);
+  return dir && ::access(dir->c_str(), W_OK) == 0 ? "cgroup v1" : "rlimit";
 }
 
 // In the child: prepares the limits, starts `work` in a grandchild that waits until it is in the cgroups and has
@@ -61,7 +67,8 @@ int run_limited(const Child& c, const LimitsSpec& spec, const std::function<void
 }
 
 TEST(LimitsInProcess, MemoryHogIsBounded) {
-  const bool cgroup = cgroup_writable("memory");
+  const std::string mechanism = expected_mechanism("memory");
+  const bool cgroup = mechanism != "rlimit";
   LimitsSpec spec;
   spec.memory_bytes = 64ULL << 20;
   ChildReport r = run_in_child([&](const Child& c) {
@@ -83,7 +90,7 @@ TEST(LimitsInProcess, MemoryHogIsBounded) {
   ASSERT_EQ(r.at("add_process"), "ok") << r.log;
   EXPECT_EQ(r.at("apply_rlimits"), "ok") << r.log;
   if (cgroup) {
-    EXPECT_EQ(r.at("mechanism.memory").rfind("memory: cgroup", 0), 0u) << r.log;
+    EXPECT_EQ(r.at("mechanism.memory").rfind("memory: " + mechanism + " /", 0), 0u) << r.log;
     EXPECT_EQ(r.at("status"), "signal 9") << r.log;  // OOM-killed inside its cgroup
     EXPECT_EQ(r.at("kill_reason"), "memory limit 64 MiB") << r.log;
   } else {
@@ -96,7 +103,7 @@ TEST(LimitsInProcess, MemoryHogIsBounded) {
 }
 
 TEST(LimitsInProcess, ForkBombIsBounded) {
-  const bool cgroup = cgroup_writable("pids");
+  const std::string mechanism = expected_mechanism("pids");
   LimitsSpec spec;
   spec.pids = 16;
   ChildReport r = run_in_child([&](const Child& c) {
@@ -120,7 +127,11 @@ TEST(LimitsInProcess, ForkBombIsBounded) {
     });
   });
   ASSERT_EQ(r.at("add_process"), "ok") << r.log;
-  EXPECT_EQ(r.at("mechanism.pids").rfind(cgroup ? "pids: cgroup" : "pids: rlimit RLIMIT_NPROC", 0), 0u) << r.log;
+  EXPECT_EQ(r.at("mechanism.pids").rfind(mechanism == "rlimit" ? "pids: rlimit RLIMIT_NPROC (16 "
+                                                                : "pids: " + mechanism + " /",
+                                         0),
+            0u)
+      << r.log;
   EXPECT_EQ(r.at("fork"), "EAGAIN") << r.log;  // without a limit: 200 forks succeed
   EXPECT_LT(std::stoi(r.at("forked")), 16) << r.log;
   EXPECT_EQ(r.at("status"), "0") << r.log;
@@ -166,11 +177,16 @@ TEST(LimitsInProcess, FileSizeOpenFilesAndCpuTime) {
 }
 
 TEST(LimitsInProcess, TeardownKillsLeftoversAndRemovesTheCgroups) {
-  if (!cgroup_writable("pids")) {
+  const std::string mechanism = expected_mechanism("pids");
+  if (mechanism == "rlimit") {
     // rlimits only: nothing to tear down; the neighbour check is that prepare() made no cgroup at all.
     auto limits = ResourceLimits::prepare(LimitsSpec{.pids = 8});
     ASSERT_TRUE(limits.is_ok());
-    for (const auto& m : (*limits)->mechanisms()) EXPECT_EQ(m.find("cgroup v1 /"), std::string::npos) << m;
+    EXPECT_TRUE((*limits)->cgroup_dirs().empty());
+    for (const auto& m : (*limits)->mechanisms()) {
+      EXPECT_EQ(m.find("cgroup v1 /"), std::string::npos) << m;
+      EXPECT_EQ(m.find("cgroup v2 /"), std::string::npos) << m;
+    }
     return;
   }
   LimitsSpec spec;
@@ -178,8 +194,10 @@ TEST(LimitsInProcess, TeardownKillsLeftoversAndRemovesTheCgroups) {
   auto limits = ResourceLimits::prepare(spec);
   ASSERT_TRUE(limits.is_ok());
   std::string mech = (*limits)->mechanisms().at(0);
+  ASSERT_EQ(mech.rfind("pids: " + mechanism + " /", 0), 0u) << mech;
   std::string path = mech.substr(mech.find('/'), mech.find(" (") - mech.find('/'));
   ASSERT_TRUE(std::filesystem::exists(path)) << mech;
+  EXPECT_EQ((std::vector<std::string>{path}), (*limits)->cgroup_dirs());
   int ready[2], go[2];
   ASSERT_EQ(::pipe2(ready, O_CLOEXEC), 0);
   ASSERT_EQ(::pipe2(go, O_CLOEXEC), 0);
