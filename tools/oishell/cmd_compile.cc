@@ -38,7 +38,7 @@ int run_compile(int argc, char** argv) {
 }
 
 const Registration kRegistration{{"compile", "print the sandbox a policy compiles to, as JSON", &run_compile,
-                                   options(), {completion::Value::file, "policy file", {}, false}}};
+                                   &options, {completion::Value::file, "policy file", {}, false}}};
 
 }  // namespace
 }  // namespace oishell::cli

@@ -39,7 +39,8 @@ completion::Program oishell_program() {
   auto verbs = commands();
   std::sort(verbs.begin(), verbs.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   for (const auto& verb : verbs) {
-    completion::Command c{verb.name, verb.summary, verb.options, verb.operands};
+    completion::Command c{verb.name, verb.summary, verb.options ? verb.options() : std::vector<Option>{},
+                          verb.operands};
     if (auto it = untabled_options().find(verb.name); it != untabled_options().end() && c.options.empty()) {
       c.options = it->second;
     }
@@ -63,7 +64,7 @@ int run_completion(int argc, char** argv) {
 }
 
 const Registration kRegistration{{"completion", "print the shell completion script (bash, zsh or fish)",
-                                  &run_completion, {},
+                                  &run_completion, nullptr,
                                   {Value::choice, "shell", {"bash", "zsh", "fish"}, false}}};
 
 }  // namespace

@@ -49,7 +49,7 @@ int run_diff(int argc, char** argv) {
   return kExitFailure;
 }
 
-const Registration kRegistration{{"diff", "what one policy allows that another does not", &run_diff, options(),
+const Registration kRegistration{{"diff", "what one policy allows that another does not", &run_diff, &options,
                                    {completion::Value::file, "policy file", {}, true}}};
 
 }  // namespace

@@ -50,7 +50,7 @@ int run_explain(int argc, char** argv) {
   return kExitOk;
 }
 
-const Registration kRegistration{{"explain", "say in plain sentences what a policy allows", &run_explain, options(),
+const Registration kRegistration{{"explain", "say in plain sentences what a policy allows", &run_explain, &options,
                                    {completion::Value::file, "policy file", {}, false}}};
 
 }  // namespace

@@ -312,7 +312,7 @@ int run(int argc, char** argv) {
   return exit->shell_status();
 }
 
-const Registration registration{{"run", "run a command in the sandbox", &run, run_options(),
+const Registration registration{{"run", "run a command in the sandbox", &run, &run_options,
                                   {completion::Value::command, "command", {}, true}}};
 
 }  // namespace

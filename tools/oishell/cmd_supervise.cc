@@ -199,7 +199,7 @@ int run_supervise(int argc, char** argv) {
 }
 
 const Registration registration{{"supervise", "serve a sandboxed session over the JSON-lines protocol",
-                                 &run_supervise, supervise_options()}};
+                                 &run_supervise, &supervise_options}};
 
 }  // namespace
 }  // namespace oishell::cli

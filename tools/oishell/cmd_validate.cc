@@ -67,7 +67,7 @@ int run_validate(int argc, char** argv) {
 }
 
 const Registration kRegistration{{"validate", "check policy files; every error with file:line:column", &run_validate,
-                                   options(), {completion::Value::file, "policy file", {}, true}}};
+                                   &options, {completion::Value::file, "policy file", {}, true}}};
 
 }  // namespace
 }  // namespace oishell::cli

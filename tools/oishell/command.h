@@ -1,6 +1,6 @@
 #pragma once
 // The `oishell` command table. Each verb lives in its own cmd_<verb>.cc and registers itself:
-//   static const oishell::cli::Registration reg{{"validate", "check policy files", &run_validate, options(), operands}};
+//   static const oishell::cli::Registration reg{{"validate", "check policy files", &run_validate, &options, operands}};
 // A verb receives the arguments after its name (argv[0] is the verb) and returns the process exit status.
 // Its options are a table (tools/completion/completion.h) that its parser reads, to know which options exist and
 // which take a value, and from which `oishell completion` generates the shell completions.
@@ -23,7 +23,9 @@ struct Command {
   std::string name;
   std::string summary;  // one line for `oishell --help`
   int (*run)(int argc, char** argv);
-  std::vector<completion::Option> options = {};  // besides -h/--help, which every verb takes
+  // The options the verb's parser reads, besides -h/--help which every verb takes. A function, so that the table
+  // is built when the verb parses its arguments or `oishell completion` runs, not at every start-up.
+  const std::vector<completion::Option>& (*options)() = nullptr;
   completion::Operands operands = {};
 };
 

@@ -42,7 +42,9 @@ void print_usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto* option = argc < 2 ? nullptr : oishell::completion::find_option(oishell::cli::global_options(), argv[1]);
+  const auto* option = argc < 2 || argv[1][0] != '-'
+                           ? nullptr
+                           : oishell::completion::find_option(oishell::cli::global_options(), argv[1]);
   const std::string global = option ? option->names.front() : "";
   if (argc < 2 || global == "--help" || !std::strcmp(argv[1], "help")) {
     print_usage(argc < 2 ? stderr : stdout);
