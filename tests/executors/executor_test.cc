@@ -115,6 +115,11 @@ TEST_P(ExecutorTest, JavascriptUncaughtErrorsFailTheBlockAndKeepTheSession) {
                          "await new Promise((resolve) => setTimeout(resolve, 100))");
   EXPECT_EQ("error", r2.done.value("status", "")) << r2.err;
   EXPECT_NE(std::string::npos, r2.err.find("Uncaught Error: thrown in a timer")) << r2.err;
+  // A value whose own inspection throws: the block fails and the next one runs (the driver used to wait for ever).
+  auto r4 = c->run("js", "({ [Symbol.for('nodejs.util.inspect.custom')]() { throw new Error('no inspection'); } })",
+                   10s);
+  EXPECT_EQ("error", r4.done.value("status", "")) << r4.done.dump();
+  EXPECT_NE(std::string::npos, r4.err.find("Error: no inspection")) << r4.err;
   // The neighbour: a rejection that is handled is no error.
   auto r3 = c->run("js", "Promise.reject(new Error('handled')).catch(() => {}); 2");
   EXPECT_EQ("ok", r3.done.value("status", "")) << r3.err;

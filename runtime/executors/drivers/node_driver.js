@@ -166,7 +166,16 @@ async function evaluate(seq, code) {
     }
   }
   if (script.topLevelAwait) result = result === undefined ? undefined : result.value;
-  if (result !== undefined) process.stdout.write(util.inspect(result, { colors: false }) + '\n');
+  if (result !== undefined) {
+    let text;
+    try {
+      text = util.inspect(result, { colors: false });  // runs the value's own [util.inspect.custom], if any
+    } catch (err) {
+      printError(err);
+      return ['error', 1];
+    }
+    process.stdout.write(text + '\n');
+  }
   return ['ok', 0];
 }
 
@@ -181,7 +190,13 @@ async function pump() {
   busy = true;
   while (queue.length) {
     const { seq, code } = queue.shift();
-    const [status, exitCode] = await runBlock(seq, code);
+    let status = 'error', exitCode = 1;
+    try {
+      [status, exitCode] = await runBlock(seq, code);
+    } catch (err) {  // a fault of this driver: the block fails, the queue goes on (it would stall for ever)
+      printError(err, 'oishell node driver: ');
+      running = null;
+    }
     send(`D ${seq} ${status} ${exitCode}`);
   }
   busy = false;
