@@ -205,16 +205,21 @@ std::string builtin_profile_path(const std::string& name) {
 
 std::vector<std::string> builtin_profile_names() {
   std::vector<std::string> names;
-  std::string dir = data_path("profiles");
-  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), &::closedir);
-  if (!d) return names;
-  while (const dirent* e = ::readdir(d.get())) {
-    std::string_view n = e->d_name;
-    if (!n.ends_with(".yaml")) continue;
-    n.remove_suffix(5);
-    if (valid_profile_name(n)) names.emplace_back(n);
+  // The machine's own profiles (an installed oishell only; "" otherwise), then the built-in ones: a name is listed
+  // once, as --profile NAME finds it (data_path() looks in the machine's directory first).
+  for (const std::string& dir : {local_profile_dir(), data_path("profiles")}) {
+    if (dir.empty()) continue;
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), &::closedir);
+    if (!d) continue;
+    while (const dirent* e = ::readdir(d.get())) {
+      std::string_view n = e->d_name;
+      if (!n.ends_with(".yaml")) continue;
+      n.remove_suffix(5);
+      if (valid_profile_name(n)) names.emplace_back(n);
+    }
   }
   std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <map>
 
 #include "tools/completion/completion.h"
 #include "tools/oishell/command.h"
@@ -22,15 +21,6 @@ constexpr char kUsage[] =
     "  zsh:  source <(oishell completion zsh)       (installed: /usr/share/zsh/vendor-completions/_oishell)\n"
     "  fish: oishell completion fish | source       (installed: /usr/share/fish/vendor_completions.d/oishell.fish)\n";
 
-// Verbs whose parser does not read an option table yet: what they accept, offered from here
-// (tests/unit/completion_check.sh checks that the verb accepts each).
-const std::map<std::string, std::vector<Option>>& untabled_options() {
-  static const std::map<std::string, std::vector<Option>> options = {
-      {"doctor", {{{"--json"}, Value::none, "", "print the facts and verdicts as JSON", {}}}},
-  };
-  return options;
-}
-
 completion::Program oishell_program() {
   completion::Program program;
   program.name = "oishell";
@@ -41,9 +31,6 @@ completion::Program oishell_program() {
   for (const auto& verb : verbs) {
     completion::Command c{verb.name, verb.summary, verb.options ? verb.options() : std::vector<Option>{},
                           verb.operands};
-    if (auto it = untabled_options().find(verb.name); it != untabled_options().end() && c.options.empty()) {
-      c.options = it->second;
-    }
     program.commands.push_back(std::move(c));
   }
   return program;

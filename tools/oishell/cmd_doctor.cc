@@ -79,10 +79,17 @@ void print_kernel(const KernelFacts& k) {
   std::printf("  %-22s %s\n", "nftables in a user ns", k.nftables_in_userns ? "works" : k.nftables_detail.c_str());
 }
 
+// What the parser reads and `oishell completion` offers.
+const std::vector<completion::Option>& options() {
+  static const std::vector<completion::Option> options = {
+      {{"--json"}, completion::Value::none, "", "print the facts, verdicts and guarantees as JSON", {}}};
+  return options;
+}
+
 int run_doctor(int argc, char** argv) {
   bool json = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json")) {
+    if (argv[i] == options()[0].names[0]) {
       json = true;
     } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       std::fputs(kUsage, stdout);
@@ -182,7 +189,7 @@ int run_doctor(int argc, char** argv) {
 }
 
 const Registration kRegistration{{"doctor", "what this kernel gives the sandbox, and what the default profile gets",
-                                  &run_doctor}};
+                                  &run_doctor, &options}};
 
 }  // namespace
 }  // namespace oishell::cli
