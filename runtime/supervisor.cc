@@ -61,13 +61,15 @@ Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spe
   // Which layers hold each guarantee here; with `landlock: required`, none may be held by no layer.
   auto facts = layer_facts();
   if (!facts.is_ok()) return facts.status().with_context("landlock");
+  auto guarantees = assess_guarantees(spec, *facts);
   if (spec.landlock.required) {
-    if (std::string why = refusal(assess_guarantees(spec, *facts)); !why.empty()) return Status::error(why);
+    if (std::string why = refusal(guarantees); !why.empty()) return Status::error(why);
   }
   SandboxSpec capped = spec;
   capped.landlock.abi_limit = facts->landlock_abi;  // what init asks of the kernel, and no more
   std::unique_ptr<SupervisedSandbox> sandbox(new SupervisedSandbox(capped, events));
   sandbox->layer_facts_ = *facts;
+  sandbox->guarantees_ = std::move(guarantees);
   if (Status status = sandbox->launch(std::move(options)); !status.is_ok()) {
     sandbox->shutdown();
     // A layer this machine does not give (a container's seccomp profile, a sysctl, AppArmor): and what enables it.
@@ -153,7 +155,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
     (sentence.starts_with("landlock: ") ? layers_missing_ : degradations_).push_back(std::move(sentence));
   }
   // With best_effort, a guarantee held by no layer here is what degraded.
-  for (const auto& g : assess_guarantees(spec_, layer_facts_)) {
+  for (const auto& g : guarantees_) {
     if (!g.held()) degradations_.push_back("guarantee lost: " + g.id + ": " + g.statement);
   }
   if (!fds.empty()) notifier_ = std::make_unique<SeccompNotifier>(std::move(fds[0]), std::move(seccomp_reports_), events_);
@@ -222,9 +224,8 @@ std::vector<std::string> SupervisedSandbox::enforced() const {
                 " mount steps on a read-only tmpfs root, old root detached");
   out.push_back("landlock: " + describe_landlock(layer_facts_));
   {
-    const auto guarantees = assess_guarantees(spec_, layer_facts_);
-    const auto held = std::count_if(guarantees.begin(), guarantees.end(), [](const auto& g) { return g.held(); });
-    out.push_back("guarantees: " + std::to_string(held) + " of " + std::to_string(guarantees.size()) +
+    const auto held = std::count_if(guarantees_.begin(), guarantees_.end(), [](const auto& g) { return g.held(); });
+    out.push_back("guarantees: " + std::to_string(held) + " of " + std::to_string(guarantees_.size()) +
                   " held (oishell explain says by which layers)");
   }
   out.push_back("capabilities: none, securebits locked, no_new_privs");

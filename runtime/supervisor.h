@@ -121,6 +121,7 @@ class SupervisedSandbox final : public Sandbox {
   pid_t init_pid_ = -1;
   int landlock_abi_ = 0;
   LayerFacts layer_facts_;  // the machine's layers when the sandbox started (policy/guarantees.h)
+  std::vector<GuaranteeState> guarantees_;  // assessed once, from spec_ and layer_facts_
   bool root_caller_ = false;  // runtime/userns.h
   std::vector<std::string> degradations_;
   std::vector<std::string> layers_missing_;  // Landlock rules the ABI in use lacks (guarantees still held)

@@ -64,22 +64,6 @@ class HostChangesE2E : public ::testing::Test {
   TempDir workspace_, home_;
 };
 
-// Whether this oishell's supervisor neutralises repositories: `oishell supervise` run directly on a block that
-// plants core.fsmonitor in a new repository, looking for its `repo_neutralised` event.
-bool supervisor_neutralises_repositories() {
-  TempDir workspace, home;
-  RunOptions o;
-  o.program = oishell_bin();
-  o.args = {"supervise"};
-  o.cwd = workspace.path();
-  o.home = home.path();
-  json exec = {{"op", "exec"}, {"id", "1"}, {"language", "shell"},
-               {"code", "git init -q sub && printf '[core]\\n\\tfsmonitor = touch marker\\n' >> sub/.git/config"}};
-  o.stdin_data = exec.dump() + "\n";  // then end of input: the block finishes, the supervisor exits
-  RunResult r = run_interpreter(o);
-  return r.out.find("\"repo_neutralised\"") != std::string::npos;
-}
-
 TEST_F(HostChangesE2E, AProtectedPathAndAPlantedRepositoryReachTheUserAndTheModel) {
   // `.envrc` is protected in the default profile (direnv runs it on the host); a new repository whose config names
   // an fsmonitor would run it at the user's next `git status`. Without the sandbox both would be left in silence.
@@ -101,10 +85,6 @@ TEST_F(HostChangesE2E, AProtectedPathAndAPlantedRepositoryReachTheUserAndTheMode
   EXPECT_NE(std::string::npos, fed.find("do not create or change such files again")) << fed;
   EXPECT_EQ(fed, saved_console());
 
-  if (r.out.find(config) == std::string::npos && !supervisor_neutralises_repositories()) {
-    GTEST_SKIP() << "the repository half: this oishell's supervisor sends no repo_neutralised event (the repo "
-                    "guard, runtime/repo_guard.h, is not wired into `oishell supervise`)";
-  }
   EXPECT_NE(std::string::npos, r.out.find("WARNING: sandbox: git repository neutralised: " + config + ": ")) << r.out;
   EXPECT_NE(std::string::npos, r.out.find("core.fsmonitor")) << r.out;
   EXPECT_NE(std::string::npos, fed.find("[sandbox: git repository neutralised: " + config + ": ")) << fed;
