@@ -45,6 +45,21 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
   c.policy = pick<std::string>(cli.policy, p.policy, "");
   c.auto_run = pick(cli.auto_run, p.auto_run, c.sandbox == "openshell");
   for (size_t i = 0; i < cli.prompt.size(); ++i) c.prompt += (i ? " " : "") + cli.prompt[i];
+  c.prompt_then_chat = cli.prompt_then_chat;
+  c.notes = cli.notes;
+  c.model.api_version = cli.api_version.value_or("");
+  c.supports_vision = cli.supports_vision;
+  c.max_budget = cli.max_budget;
+  c.debug = cli.debug;
+  c.verbose = c.verbose || cli.debug;
+  c.loop = cli.loop;
+  c.multi_line = cli.multi_line;
+  c.highlight_active_line = !cli.no_highlight_active_line;
+  c.speak_messages = cli.speak_messages;
+  c.server = cli.server;
+  if (cli.safe_mode) c.safe_mode = *cli.safe_mode;
+  // OI: safe_mode ask or auto turns auto_run off. Here the sandbox is the safety mechanism; ask still asks.
+  if (c.safe_mode == "ask" || c.safe_mode == "auto") c.auto_run = false;
 
   if (c.sandbox != "openshell" && c.sandbox != "none") {
     return Status::error("--sandbox: `" + c.sandbox + "` is not a sandbox (expected openshell or none)");
@@ -53,6 +68,10 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
   if (c.max_turns < 0) return Status::error("--max_turns must not be negative");
   if (c.context_window && *c.context_window <= 0) return Status::error("--context_window must be positive");
   if (c.max_tokens && *c.max_tokens <= 0) return Status::error("--max_tokens must be positive");
+  if (c.max_budget && !(*c.max_budget > 0)) return Status::error("--max_budget must be a positive amount of USD");
+  if (c.safe_mode != "off" && c.safe_mode != "ask" && c.safe_mode != "auto") {
+    return Status::error("--safe_mode: `" + c.safe_mode + "` is not a mode (expected off, ask or auto)");
+  }
   return c;
 }
 

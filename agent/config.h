@@ -12,25 +12,44 @@
 
 namespace oishell::agent {
 
+// Every flag of Open Interpreter 0.4.3's argument table (tools/interpreter/oi_flags.h), plus ours.
 struct CliOptions {
   std::optional<bool> auto_run;
-  std::optional<std::string> model, api_base, api_key, provider;
+  std::optional<std::string> model, api_base, api_key, api_version, provider;
   std::optional<int> context_window, max_tokens, max_output, max_turns;
-  std::optional<double> temperature;
-  std::optional<bool> supports_functions;
+  std::optional<double> temperature, max_budget;
+  std::optional<bool> supports_functions, supports_vision;
   std::optional<std::string> profile;
   std::optional<std::string> custom_instructions, system_message;
+  std::optional<std::string> safe_mode;  // off | ask | auto
   bool local = false;
   bool offline = false;
   bool plain = false;
   bool stdin_prompt = false;
   bool verbose = false;
+  bool debug = false;
   bool conversations = false;
   bool version = false;
   bool json = false;
+  bool loop = false;
+  bool multi_line = false;
+  bool no_highlight_active_line = false;
+  bool disable_telemetry = false;
+  bool speak_messages = false;
+  bool contribute_conversation = false;
+  bool server = false;
+  // Actions that end the run: print the profiles folder (--profiles), the models folder (--local_models), reset a
+  // built-in profile (--reset_profile [NAME]; empty: every built-in one).
+  bool profiles = false;
+  bool local_models = false;
+  std::optional<std::string> reset_profile;
   std::optional<std::string> sandbox;  // openshell | none
   std::optional<std::string> policy;
   std::vector<std::string> prompt;     // words of a prompt given as arguments
+  // The prompt words start an interactive session (Open Interpreter's `i <words>`) instead of one run-and-exit.
+  bool prompt_then_chat = false;
+  bool invoked_as_i = false;           // argv[0] is `i`: the words are "I <words>" and OI's fast instructions apply
+  std::vector<std::string> notes;      // one line per accepted flag that has no effect here
 };
 
 struct AgentConfig {
@@ -55,7 +74,27 @@ struct AgentConfig {
   std::string policy;          // policy file or built-in policy profile; empty: the default profile
   std::string profile_path;    // the profile that was read, if any
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;  // settings accepted that have no effect here (one line each, shown at start)
   std::string prompt;          // the prompt given as arguments (joined)
+  bool prompt_then_chat = false;  // the prompt starts the interactive chat (OI's `i <words>`)
+
+  // Open Interpreter's settings beyond the model (flags and profile keys).
+  std::optional<bool> supports_vision;  // unset: guessed from the model name
+  std::optional<double> max_budget;     // USD over the session, from the usage the API reports
+  std::string safe_mode = "off";        // off | ask (every block asks) | auto
+  bool debug = false;
+  bool loop = false;                    // keep going until the model says a loop breaker
+  std::string loop_message;             // empty: the default loop message
+  std::vector<std::string> loop_breakers;  // empty: the default breakers
+  bool multi_line = false;              // ``` (and """) start and end multi-line input
+  bool highlight_active_line = true;
+  bool speak_messages = false;
+  bool server = false;                  // --server: the loopback server instead of the terminal
+  std::string user_message_template;    // "{content}" is replaced by the user's message
+  bool always_apply_user_message_template = false;
+  std::string code_output_template;     // "{content}" is replaced by the output fed to the model
+  std::string empty_code_output_template;
+  std::string code_output_sender = "user";
 };
 
 // Merges flags over the profile (may be null). Validates values (sandbox name, positive numbers).

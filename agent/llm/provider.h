@@ -19,6 +19,7 @@ struct ModelChoice {
   std::string provider;                // --provider (empty: from the model name)
   std::string api_base;                // empty: the provider's default
   std::string api_key;                 // empty: from the environment
+  std::string api_version;             // Azure's api-version (--api_version, AZURE_API_VERSION)
   std::string api_key_origin = "--api_key";
 };
 
