@@ -67,6 +67,7 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
                "interpreter"};
   app.set_help_flag("--help", "show this help (-h)");
   app.allow_extras(false);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // argparse: the last one wins
 
   bool auto_run = false, lsf = false, no_lsf = false, lsv = false, no_lsv = false;
   bool fast = false, vision = false, os = false, codestral = false, assistant = false, llama3 = false, groq = false;
@@ -109,7 +110,8 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
   app.add_flag("--groq", groq, "the built-in `groq` profile");
   app.add_flag("--vision", vision, "-vi: the built-in `vision` profile");
   app.add_flag("--os", os, "-os: the built-in `os` profile");
-  app.add_option("--reset_profile", reset, "reset a built-in profile (all of them without a name) and exit");
+  app.add_option("--reset_profile", reset, "reset a built-in profile (all of them without a name) and exit")
+      ->expected(0, 1);
   app.add_flag("--profiles", o.profiles, "print the profiles folder and exit");
   app.add_flag("--local_models", o.local_models, "print the local models folder and exit");
   app.add_flag("--conversations", o.conversations, "list saved conversations (this agent's and Open Interpreter's) "
