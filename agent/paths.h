@@ -11,5 +11,8 @@ namespace oishell::agent {
 std::string home_dir(const EnvLookup& env);
 std::string profiles_dir(const EnvLookup& env);
 std::string conversations_dir(const EnvLookup& env);
+// Where Open Interpreter itself saves conversations: $XDG_CONFIG_HOME/open-interpreter/conversations (else
+// ~/.config/...), its platformdirs user_config_dir. Listed by --conversations beside this agent's own.
+std::string oi_conversations_dir(const EnvLookup& env);
 
 }  // namespace oishell::agent
