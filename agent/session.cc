@@ -179,7 +179,7 @@ int run_session(const CliOptions& cli) {
   executor.prestart();
 
   ConversationStore store(conversations_dir(env));
-  TerminalInput input(c.json);
+  TerminalInput input(c.json, prompt_history_path(env));
   AgentParts parts;
   if (c.conversations) {
     auto picked = pick_conversation(store.dir(), oi_conversations_dir(env), *display, input);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "agent/line_editor.h"
 #include "tests/agent/e2e_util.h"
 
 namespace oishell::agent::test {
@@ -129,6 +130,85 @@ TEST_F(OiSession, TripleQuotesMakeOneMultiLineMessage) {
   };
   EXPECT_EQ(json("first line\nsecond line").dump(), last_user(0));
   EXPECT_EQ(json("fenced a\nfenced b").dump(), last_user(1));
+}
+
+
+// At a terminal: the line editor's history (Up recalls, across sessions, kept 0600) and in-line editing.
+TEST_F(OiSession, PromptHistoryAndEditingAtATerminal) {
+  // Types steps[i] when the prompt shows for the (i+1)th time (the editor turns bracketed paste on as it starts).
+  auto run_at_terminal = [&](ScriptedServer& server, std::vector<std::string> steps) {
+    RunOptions o;
+    o.args = {"--model", "scripted-model", "--api_base", server.base()};
+    o.env = {{"OPENAI_API_KEY", kKey}, {"TERM", "xterm"}};
+    o.cwd = workspace_.path();
+    o.home = home_.path();
+    size_t next = 0;
+    RunResult r = run_in_terminal(o, [&](int terminal, const std::string& out) {
+      size_t prompts = 0;
+      for (size_t at = out.find("\x1b[?2004h"); at != std::string::npos; at = out.find("\x1b[?2004h", at + 1)) {
+        ++prompts;
+      }
+      if (next < steps.size() && prompts > next) {
+        [[maybe_unused]] ssize_t n = ::write(terminal, steps[next].data(), steps[next].size());
+        ++next;
+      }
+    });
+    EXPECT_FALSE(r.timed_out) << json(r.out).dump();
+    EXPECT_EQ(steps.size(), next) << json(r.out).dump();
+    return r;
+  };
+  auto last_user = [](ScriptedServer& server, size_t i) {
+    auto reqs = server.requests();
+    if (i >= reqs.size()) return std::string("<no request>");
+    json messages = reqs[i]["body"]["messages"];
+    for (auto it = messages.rbegin(); it != messages.rend(); ++it) {
+      if ((*it)["role"] == "user") return (*it)["content"].get<std::string>();
+    }
+    return std::string();
+  };
+  {
+    ScriptedServer server(json::array({say("Answer one."), say("Answer two."), say("Answer three.")}));
+    RunResult r = run_at_terminal(server, {"first question\r",
+                                           "\x1b[A\r",               // Up, Enter: sent again
+                                           "helo\x1b[Dl\x1b[F!\r",  // Left, insert, End, append
+                                           "\x04"});                 // Ctrl-D: the end
+    EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
+    EXPECT_EQ("first question", last_user(server, 0));
+    EXPECT_EQ("first question", last_user(server, 1));
+    EXPECT_EQ("hello!", last_user(server, 2));
+  }
+  std::string history = home_.path() + "/.local/state/oishell/interpreter_history";
+  struct stat st {};
+  ASSERT_EQ(0, ::stat(history.c_str(), &st));
+  EXPECT_EQ(0600u, st.st_mode & 0777);
+  EXPECT_EQ("first question\nhello!\n", read_text(history));  // the repeat is kept once
+  {
+    // A later session: Up twice reaches the older entry.
+    ScriptedServer server(json::array({say("Answer four.")}));
+    RunResult r = run_at_terminal(server, {"\x1b[A\x1b[A\r", "\x04"});
+    EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
+    EXPECT_EQ("first question", last_user(server, 0));
+  }
+}
+
+
+TEST(LineHistory, MultiLineEntriesRoundTripAndSpaceLinesStayOut) {
+  TempDir dir;
+  std::string path = dir.path() + "/state/history";
+  {
+    LineHistory h(path);
+    h.add("two\nlines with a \\ backslash");
+    h.add(" secret typed with a leading space");
+    h.add("plain");
+    h.add("plain");
+    EXPECT_EQ(2u, h.entries().size());
+  }
+  LineHistory again(path);
+  again.load();
+  ASSERT_EQ(2u, again.entries().size());
+  EXPECT_EQ("two\nlines with a \\ backslash", again.entries()[0]);
+  EXPECT_EQ("plain", again.entries()[1]);
+  EXPECT_EQ(std::string::npos, read_text(path).find("secret"));
 }
 
 }  // namespace
