@@ -203,6 +203,10 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
     o.notes.push_back("--contribute_conversation: this agent never sends conversations anywhere (ignored)");
   }
   if (o.speak_messages) o.notes.push_back("--speak_messages: macOS's `say` is not used here (ignored)");
+  if (o.safe_mode == "auto") {
+    o.notes.push_back("--safe_mode auto: no code scanner runs here; the sandbox confines every block, and each "
+                      "block asks before it runs");
+  }
   if (o.no_highlight_active_line) {
     o.notes.push_back("--no_highlight_active_line: the running line is not highlighted here anyway");
   }
