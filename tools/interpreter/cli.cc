@@ -100,7 +100,7 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
   app.add_flag("--speak_messages", o.speak_messages, "-sp: (macOS `say`; no effect here)");
   app.add_option("--safe_mode", safe_mode, "-safe: off, ask (every block asks first) or auto")
       ->check(CLI::IsMember({"off", "ask", "auto"}));
-  app.add_flag("--debug", o.debug, "-debug: verbose, plus the requests sent to the model");
+  app.add_flag("--debug", o.debug, "-debug: OI's developer mode (here: --verbose)");
   app.add_flag("--fast", fast, "-f: the built-in `fast` profile");
   app.add_flag("--multi_line", o.multi_line, "-ml: ``` starts and ends multi-line input");
   app.add_flag("--local", o.local, "-l: use a model server on this machine (Ollama, LM Studio, llama.cpp)");
