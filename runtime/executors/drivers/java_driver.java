@@ -45,6 +45,7 @@ public class OishellJavaDriver {
   private static JShell shell;
   private static volatile boolean running;
   private static volatile boolean interrupted;
+  private static volatile long generation;  // counts blocks: a late stop must not reach the next block
   // Where each snippet came from, for stack traces: snippet id -> {block seq, line of its first line}.
   private static final Map<String, long[]> origins = new HashMap<>();
   private static Snippet lastSnippet;  // the snippet `evaluate` evaluated last
@@ -176,6 +177,7 @@ public class OishellJavaDriver {
     boolean onlyTypes = true;
     int offset = 0;
     interrupted = false;
+    ++generation;
     running = true;
     try {
       while (!remaining.isBlank()) {
@@ -223,11 +225,24 @@ public class OishellJavaDriver {
     shell = JShell.builder().executionEngine("local").in(InputStream.nullInputStream()).out(System.out)
         .err(System.err).build();
     shell.eval("0;");  // compiles JShell's own machinery now, not in the first block's time
+    // JShell.stop only stops user code that runs at the moment: a SIGINT while a snippet compiles would be lost.
+    // So it is repeated until the block has ended (the block checks `interrupted` between snippets).
     sun.misc.Signal.handle(new sun.misc.Signal("INT"), signal -> {
-      if (running) {
-        interrupted = true;
-        shell.stop();
-      }
+      if (!running || interrupted) return;
+      interrupted = true;
+      final long block = generation;
+      Thread stopper = new Thread(() -> {
+        while (running && generation == block) {
+          shell.stop();
+          try {
+            Thread.sleep(20);
+          } catch (InterruptedException e) {
+            return;
+          }
+        }
+      }, "oishell-interrupt");
+      stopper.setDaemon(true);
+      stopper.start();
     });
     send("R");
     for (;;) {

@@ -130,8 +130,10 @@ local({
     source <- if (code_len > 0) rawToChar(code[seq_len(code_len)]) else ""
     Encoding(source) <- "UTF-8"
     result <- tryCatch(run_block(seq, source), interrupt = function(i) c("interrupted", "130"))
-    flush(stdout())
-    flush(stderr())
-    send(sprintf("D %s %s %s", seq, result[1], result[2]))
+    suspendInterrupts({  # a SIGINT that comes as the block ends must not lose its D
+      flush(stdout())
+      flush(stderr())
+      send(sprintf("D %s %s %s", seq, result[1], result[2]))
+    })
   }
 })
