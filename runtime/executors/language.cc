@@ -39,7 +39,7 @@ const std::vector<Language>& all_languages() {
       {.name = "java",
        .aliases = {"jshell"},
        .program = "java",
-       .args = {"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "{driver}"},
+       .args = {"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "{driver}"},
        .driver = "runtime/executors/drivers/java_driver.java",
        .lost = "java variables, methods, classes and imports",
        .accepts_stdin = false,
