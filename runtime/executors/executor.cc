@@ -187,15 +187,19 @@ void Executor::send_block(Block& block) {
 
 void Executor::flush_control() {
   while (request_fd() >= 0 && !control_out_.empty()) {
-    // A pipe cannot take MSG_NOSIGNAL; the supervisor ignores SIGPIPE (cmd_supervise.cc), so a gone driver is EPIPE.
+    // A pipe cannot take MSG_NOSIGNAL: `oishell supervise`, the one user of executors, ignores SIGPIPE
+    // (cmd_supervise.cc), so a driver that is gone is EPIPE there too.
     ssize_t n = control_requests_ ? ::write(control_requests_.get(), control_out_.data(), control_out_.size())
                                   : ::send(control_.get(), control_out_.data(), control_out_.size(), MSG_NOSIGNAL);
     if (n > 0) {
       control_out_.erase(0, static_cast<size_t>(n));
     } else if (n < 0 && errno == EINTR) {
       continue;
+    } else if (n < 0 && errno == EPIPE) {
+      control_out_.clear();  // nobody reads any more (a pipe would report POLLERR at every poll); the exit follows
+      return;
     } else {
-      return;  // EAGAIN: POLLOUT will call again; EPIPE: the exit report follows
+      return;  // EAGAIN: POLLOUT will call again
     }
   }
 }

@@ -6,7 +6,8 @@
 // driver's `R`) and the language's start timeout, and restarts the process after a crash, a kill or a reset, saying
 // what was lost.
 //
-// Single-threaded: every method is called from the session's poll loop.
+// Single-threaded: every method is called from the session's poll loop. Precondition: SIGPIPE is ignored in the
+// process (a pipe control channel, ControlChannel::pipes, is written with write(2), which has no MSG_NOSIGNAL).
 #include <poll.h>
 
 #include <chrono>

@@ -106,7 +106,8 @@ TEST_F(AgentE2E, HallucinatedFormatsAreRepairedOrToldBack) {
 
 TEST_F(AgentE2E, TheModelIsToldOfHtmlRubyRAndJavaAndAPageLandsInTheWorkspace) {
   // Open Interpreter's languages besides python, shell and javascript (tools/dev installs their interpreters).
-  ScriptedServer server(json::array({tool("html", "<h1>from the model</h1>"), say("Saved R code next.\n```R\n6 * 7\n```"),
+  ScriptedServer server(json::array({tool("html", "<h1>from the model</h1>"),
+                                     say("Saved. R code next.\n```R\n6 * 7\n```"),
                                      say("The page is saved and R said 42.")}));
   RunResult r = run(server, {"make a page"});
   EXPECT_EQ(0, r.exit_code) << r.out << r.err;
