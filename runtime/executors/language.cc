@@ -39,7 +39,9 @@ const std::vector<Language>& all_languages() {
       {.name = "java",
        .aliases = {"jshell"},
        .program = "java",
-       .args = {"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "{driver}"},
+       // UTF-8 output whatever the locale (python's C-locale coercion; JDK 17 reads sun.*, 19 and later *.encoding).
+       .args = {"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Dsun.stdout.encoding=UTF-8",
+                "-Dsun.stderr.encoding=UTF-8", "-Dstdout.encoding=UTF-8", "-Dstderr.encoding=UTF-8", "{driver}"},
        .driver = "runtime/executors/drivers/java_driver.java",
        .lost = "java variables, methods, classes and imports",
        .accepts_stdin = false,

@@ -219,6 +219,18 @@ TEST_P(LanguageTest, JavaStartIsNotTakenFromTheBlocksWallTime) {
   EXPECT_EQ("timeout", r2.done.value("status", "")) << r2.done.dump();
 }
 
+TEST_P(LanguageTest, TextIsUtf8EvenInTheCLocale) {
+  // Without the drivers' C-locale handling: ruby's inspect gives "h\u00E9", R prints h<U+00E9>, java prints h?.
+  auto c = start({"--env", "LANG=C", "--env", "LC_ALL=C"});
+  ASSERT_HAS_LANGUAGE(c, "ruby", "ruby");
+  ASSERT_HAS_LANGUAGE(c, "r", "r-base-core");
+  ASSERT_HAS_LANGUAGE(c, "java", "openjdk-17-jdk-headless");
+  EXPECT_EQ("héllo ✓\n\"héllo ✓\"\n", c->run("ruby", "s = 'héllo ✓'\nputs s\ns").out);
+  EXPECT_EQ("héllo ✓\n[1] \"héllo ✓\"\n", c->run("r", "s <- 'héllo ✓'\ncat(s, '\\n', sep = '')\ns").out);
+  EXPECT_EQ("héllo ✓\n\"héllo ✓\"\n",
+            c->run("java", "String s = \"héllo ✓\";\nSystem.out.println(s);\ns", kJavaBlock).out);
+}
+
 TEST_P(LanguageTest, HtmlIsSavedInTheWorkspaceAndNamed) {
   auto c = start();
   ASSERT_HAS_LANGUAGE(c, "html", "bash");

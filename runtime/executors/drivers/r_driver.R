@@ -11,6 +11,8 @@
 # warning is printed when it happens. SIGINT (R's interrupt condition) stops the block and keeps the session; after
 # it, every other process of our process group (what the block left running) is killed.
 local({
+  # As python does in the C locale (PEP 538): characters print as themselves, not as <U+00E9>.
+  if (!isTRUE(l10n_info()[["UTF-8"]])) invisible(suppressWarnings(Sys.setlocale("LC_CTYPE", "C.UTF-8")))
   ctl_in <- file("/proc/self/fd/3", open = "rb", raw = TRUE)
   ctl_out <- file("/proc/self/fd/4", open = "wb", raw = TRUE)
 

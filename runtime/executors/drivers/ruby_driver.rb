@@ -15,6 +15,8 @@ require "fcntl"
 module OishellDriver
   LINE_INTERVAL = 0.005 # seconds between two active_line reports while lines change quickly
   QUIET_LAST = %i[assign opassign massign def defs class module sclass].freeze
+  # Calls whose value is what they printed (`p x` returns x) or says nothing (`require` is true).
+  QUIET_CALLS = %w[p pp puts print printf require require_relative load].freeze
   F_DUPFD_CLOEXEC = Fcntl.const_defined?(:F_DUPFD_CLOEXEC) ? Fcntl::F_DUPFD_CLOEXEC : 1030 # Linux's value
 
   @state = { seq: "", line: 0, sent: 0.0, in_user: false, interrupted: false }
@@ -46,16 +48,29 @@ module OishellDriver
       send_line("L #{@state[:seq]} #{number}\n")
     end
 
-    # Whether the block's value is worth printing: not after an assignment or a definition.
+    # Whether the block's value is worth printing: not after an assignment, a definition or a printing call.
     def show_value?(source)
       require "ripper"
       tree = Ripper.sexp(source)
       return true unless tree.is_a?(Array) && tree[1].is_a?(Array)
 
       last = tree[1].reverse.find { |node| node.is_a?(Array) && node.first != :void_stmt }
-      !(last && QUIET_LAST.include?(last.first))
+      return true unless last
+      return false if QUIET_LAST.include?(last.first)
+
+      !QUIET_CALLS.include?(called_name(last))
     rescue StandardError
       true
+    end
+
+    # The name of a receiver-less call (`p x`, `p(x)`), else nil.
+    def called_name(node)
+      callee = case node.first
+               when :command then node[1]
+               when :method_add_arg then node[1].is_a?(Array) && node[1].first == :fcall ? node[1][1] : nil
+               when :vcall, :fcall then node[1]
+               end
+      callee.is_a?(Array) && callee.first == :@ident ? callee[1] : nil
     end
 
     def print_exception(error)
@@ -162,6 +177,8 @@ module OishellDriver
 
     def main
       @ctl = open_control
+      # As python does in the C locale (PEP 538): text is UTF-8, not US-ASCII with every other character escaped.
+      Encoding.default_external = Encoding::UTF_8 if Encoding.default_external == Encoding::US_ASCII
       $stdout.sync = true
       $stderr.sync = true
       trap("INT") { raise Interrupt if @state[:in_user] }
