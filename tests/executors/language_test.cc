@@ -5,7 +5,10 @@
 // these cases with the package to install, instead of passing them untested.
 #include <gtest/gtest.h>
 
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +16,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/executors/supervisor_client.h"
 
@@ -217,6 +222,50 @@ TEST_P(LanguageTest, JavaStartIsNotTakenFromTheBlocksWallTime) {
   EXPECT_EQ("2\n", r1.out);
   auto r2 = c->run("java", "Thread.sleep(60000);", kJavaBlock);  // the neighbour: the wall time still applies
   EXPECT_EQ("timeout", r2.done.value("status", "")) << r2.done.dump();
+}
+
+TEST_P(LanguageTest, JavaIsOfferedOnlyWithJshellOnThePath) {
+  // A PATH with `java` and `ruby` but no `jshell` (a JRE, as far as the sandbox can tell): ruby is there, java not,
+  // and a java block is refused at once, naming both programs.
+  const std::string bin = dir_.path() + "/bin";
+  ASSERT_EQ(0, ::mkdir(bin.c_str(), 0755));
+  for (const char* program : {"java", "ruby"}) {
+    std::string target = std::string("/usr/bin/") + program;
+    char resolved[4096];
+    ASSERT_NE(nullptr, ::realpath(target.c_str(), resolved)) << target << ": install it (tools/dev does)";
+    ASSERT_EQ(0, ::symlink(resolved, (bin + "/" + program).c_str()));
+  }
+  auto c = start({"--env", "PATH=" + bin});
+  EXPECT_TRUE(has_language(*c, "ruby")) << c->ready().dump();
+  EXPECT_FALSE(has_language(*c, "java")) << c->ready().dump();
+  c->send({{"op", "exec"}, {"id", "j"}, {"language", "jshell"}, {"code", "1"}});
+  auto e = c->wait_event("error", 10s);
+  EXPECT_EQ("j", e.value("id", ""));
+  EXPECT_EQ("exec: java is not available in this sandbox (`java` or `jshell` is not on its PATH)",
+            e.value("message", ""));
+}
+
+TEST_P(LanguageTest, ActiveLinesFollowTheBlock) {
+  auto c = start();
+  ASSERT_HAS_LANGUAGE(c, "ruby", "ruby");
+  ASSERT_HAS_LANGUAGE(c, "r", "r-base-core");
+  ASSERT_HAS_LANGUAGE(c, "java", "openjdk-17-jdk-headless");
+  const std::pair<std::string, std::string> blocks[] = {
+      {"ruby", "sleep 0.1\nsleep 0.1\nsleep 0.1\nnil"},
+      {"r", "Sys.sleep(0.1)\nSys.sleep(0.1)\nSys.sleep(0.1)\ninvisible(NULL)"},
+      {"java", "Thread.sleep(100);\nThread.sleep(100);\nThread.sleep(100);\nint done = 1;"},
+  };
+  for (const auto& [language, code] : blocks) {
+    auto r = c->run(language, code, kJavaBlock);
+    EXPECT_EQ("ok", r.done.value("status", "")) << language << ": " << r.err;
+    std::vector<int> lines;
+    for (const auto& e : r.events) {
+      if (e.value("event", "") == "active_line") lines.push_back(e.value("line", 0));
+    }
+    EXPECT_GE(lines.size(), 3u) << language;
+    EXPECT_TRUE(std::is_sorted(lines.begin(), lines.end())) << language;
+    EXPECT_EQ("", r.out) << language << ": active lines must not change the output";
+  }
 }
 
 TEST_P(LanguageTest, TextIsUtf8EvenInTheCLocale) {

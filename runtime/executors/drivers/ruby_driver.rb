@@ -8,18 +8,19 @@
 # irb. The driver keeps everything in this module and defines no top-level local, so a block sees only its own.
 # The value of the last expression is printed with `inspect` (as irb does) unless it is nil or the block ends with
 # an assignment or a definition. SIGINT raises Interrupt only while a block runs; after it, every other process of
-# our process group (what the block left running) is killed. Active lines come from a :line TracePoint limited to
-# the block's own file name.
+# our process group (what the block left running) is killed. Active lines are sampled: a :line TracePoint that
+# reports the next line of the block's own file and disables itself, re-enabled every LINE_INTERVAL by a thread while
+# the block runs (a TracePoint left on slows a tight loop about fivefold).
 require "fcntl"
 
 module OishellDriver
-  LINE_INTERVAL = 0.005 # seconds between two active_line reports while lines change quickly
+  LINE_INTERVAL = 0.02 # seconds between two samples of the active line
   QUIET_LAST = %i[assign opassign massign def defs class module sclass].freeze
   # Calls whose value is what they printed (`p x` returns x) or says nothing (`require` is true).
   QUIET_CALLS = %w[p pp puts print printf require require_relative load].freeze
   F_DUPFD_CLOEXEC = Fcntl.const_defined?(:F_DUPFD_CLOEXEC) ? Fcntl::F_DUPFD_CLOEXEC : 1030 # Linux's value
 
-  @state = { seq: "", line: 0, sent: 0.0, in_user: false, interrupted: false }
+  @state = { seq: "", line: 0, in_user: false }
   @send_lock = Mutex.new
 
   class << self
@@ -41,11 +42,25 @@ module OishellDriver
       return if number == @state[:line]
 
       @state[:line] = number
-      now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-      return if now - @state[:sent] < LINE_INTERVAL
-
-      @state[:sent] = now
       send_line("L #{@state[:seq]} #{number}\n")
+    end
+
+    # Samples the block's active line until it ends (see the top of this file).
+    def line_sampler(file)
+      tracer = TracePoint.new(:line) do |tp|
+        next unless tp.path == file
+
+        tp.disable
+        on_line(tp.lineno)
+      end
+      tracer.enable # the block's first line
+      thread = Thread.new do
+        loop do
+          sleep LINE_INTERVAL
+          tracer.enable unless tracer.enabled?
+        end
+      end
+      [tracer, thread]
     end
 
     # Whether the block's value is worth printing: not after an assignment, a definition or a printing call.
@@ -124,16 +139,16 @@ module OishellDriver
 
     def evaluate(seq, source)
       file = "<block #{seq}>"
-      tracer = TracePoint.new(:line) { |tp| on_line(tp.lineno) if tp.path == file }
-      @state.update(seq: seq, line: 0, sent: 0.0, interrupted: false)
+      @state.update(seq: seq, line: 0)
       begin
+        tracer, sampler = line_sampler(file)
         @state[:in_user] = true
-        tracer.enable
         value = begin
           TOPLEVEL_BINDING.eval(source, file, 1)
         ensure
-          tracer.disable
           @state[:in_user] = false
+          sampler.kill.join # before the last disable: it would enable the tracer again
+          tracer.disable
         end
         $stdout.write("#{value.inspect}\n") unless value.nil? || !show_value?(source)
         ["ok", 0]
@@ -153,10 +168,7 @@ module OishellDriver
 
     def run_block(seq, source, stdin_data)
       saved = set_stdin(stdin_data)
-      status, code = evaluate(seq, source)
-      # An interrupt that lands after the block ended must not fail the next one.
-      @state[:in_user] = false
-      [status, code]
+      evaluate(seq, source)
     ensure
       [$stdout, $stderr].each do |stream|
         stream.flush
