@@ -221,6 +221,12 @@ bool Executor::interrupt(const std::string& id) {
 
 void Executor::stop_block(Stop why) {
   block_->stop = why;
+  if (!ready_) {
+    // The driver has not taken the block yet, so none of it runs; and a runtime still starting may not survive a
+    // SIGINT cleanly (a JVM dies half-initialised). It is killed; the next block starts it again.
+    (void)sandbox_.signal(process_id_, SIGKILL);
+    return;
+  }
   (void)sandbox_.signal(process_id_, SIGINT);
   block_->kill_at = Clock::now() + options_.interrupt_grace;
 }
@@ -477,9 +483,14 @@ bool Executor::on_exit(const ExitInfo& exit) {
   const bool was_ready = ready_;
   close_process();
   const bool reset_requested = restart_reason_ == "reset";
-  const std::string why = start_timed_out_ ? "the " + language_.name + " executor did not start within " +
-                                                 seconds_text(language_.start_timeout) + " and was killed"
-                                           : exit_reason(exit);
+  const bool interrupted_at_start = !was_ready && block_ && block_->stop == Stop::interrupt;
+  std::string why = exit_reason(exit);
+  if (start_timed_out_) {
+    why = "the " + language_.name + " executor did not start within " + seconds_text(language_.start_timeout) +
+          " and was killed";
+  } else if (interrupted_at_start) {
+    why = "interrupted while the " + language_.name + " executor started (it was killed)";
+  }
   restart_reason_ = reset_requested ? "reset" : why;
   if (block_) {
     std::string status;
@@ -491,7 +502,7 @@ bool Executor::on_exit(const ExitInfo& exit) {
         break;
       case Stop::interrupt:
         status = "interrupted";
-        reason = "the executor did not stop on SIGINT and was killed";
+        if (!interrupted_at_start) reason = "the executor did not stop on SIGINT and was killed";
         break;
       case Stop::reset:
         status = "interrupted";
@@ -504,7 +515,8 @@ bool Executor::on_exit(const ExitInfo& exit) {
         status = exit.signal && !start_timed_out_ ? "killed" : "error";
         break;
     }
-    finish(status, exit.shell_status(), reason);  // starts the process again when blocks are queued
+    // starts the process again when blocks are queued
+    finish(status, interrupted_at_start ? 130 : exit.shell_status(), reason);
   }
   // Restart at once, so the next block finds its executor warm; not when it never came up (no crash loop).
   if (!alive_ && !shut_down_ && (was_ready || reset_requested)) {

@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -278,6 +279,23 @@ TEST_P(LanguageTest, TextIsUtf8EvenInTheCLocale) {
   EXPECT_EQ("héllo ✓\n[1] \"héllo ✓\"\n", c->run("r", "s <- 'héllo ✓'\ncat(s, '\\n', sep = '')\ns").out);
   EXPECT_EQ("héllo ✓\n\"héllo ✓\"\n",
             c->run("java", "String s = \"héllo ✓\";\nSystem.out.println(s);\ns", kJavaBlock).out);
+}
+
+TEST_P(LanguageTest, InterruptWhileTheJvmStartsEndsTheBlockAndTheNextStartsIt) {
+  auto c = start();
+  ASSERT_HAS_LANGUAGE(c, "java", "openjdk-17-jdk-headless");
+  const std::string id = c->next_id();
+  c->send({{"op", "exec"}, {"id", id}, {"language", "java"}, {"code", "int x = 1;"}});
+  std::this_thread::sleep_for(300ms);  // the JVM takes seconds to be ready
+  c->send({{"op", "interrupt"}, {"id", id}});
+  auto r = c->collect(id, 20s);
+  // A SIGINT there killed the JVM half-initialised ("Error occurred during initialization of VM"), reported as an
+  // executor that did not stop on SIGINT.
+  EXPECT_EQ("interrupted", r.done.value("status", "")) << r.done.dump();
+  EXPECT_EQ(130, r.done.value("exit_code", -1));
+  EXPECT_EQ("interrupted while the java executor started (it was killed)", r.done.value("reason", ""));
+  EXPECT_EQ("", r.out + r.err);
+  EXPECT_EQ("2\n", c->run("java", "1 + 1", kJavaBlock).out);
 }
 
 TEST_P(LanguageTest, HtmlIsSavedInTheWorkspaceAndNamed) {
