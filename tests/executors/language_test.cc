@@ -316,6 +316,32 @@ TEST_P(LanguageTest, HtmlIsSavedInTheWorkspaceAndNamed) {
   EXPECT_EQ("mine", read_file(dir_.path() + "/oi-html/2.html"));
 }
 
+// The start timeout is the supervisor's (the same in both modes): one case, on the host. Half a minute: ruby's bound.
+TEST(LanguageStart, ADriverThatNeverGetsReadyIsKilledAtItsStartTimeoutAndOthersGoOn) {
+  ScratchDir dir;
+  const std::string bin = dir.path() + "/bin";
+  ASSERT_EQ(0, ::mkdir(bin.c_str(), 0755));
+  {
+    std::ofstream ruby(bin + "/ruby");
+    ruby << "#!/bin/sh\nexec sleep 1000\n";  // never says R
+  }
+  ASSERT_EQ(0, ::chmod((bin + "/ruby").c_str(), 0755));
+  SupervisorClient c({"--sandbox", "none", "--workspace", dir.path(), "--env", "PATH=" + bin + ":/usr/bin:/bin"});
+  ASSERT_TRUE(c.ready().is_object());
+  const auto started = std::chrono::steady_clock::now();
+  c.send({{"op", "exec"}, {"id", "hangs"}, {"language", "ruby"}, {"code", "1"}});
+  // Another language is not held up by it.
+  auto quick = c.run("shell", "echo quick", 10s);
+  EXPECT_EQ("quick\n", quick.out);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  auto r = c.collect("hangs", 60s);
+  EXPECT_EQ("error", r.done.value("status", "")) << r.done.dump();
+  EXPECT_EQ("the ruby executor did not start within 30 s and was killed", r.done.value("reason", ""));
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 29s);
+  auto exited = c.wait_event("executor_exited", 10s);
+  EXPECT_EQ("ruby", exited.value("language", "")) << exited.dump();
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, LanguageTest, ::testing::Values("none", "openshell"),
                          [](const auto& info) { return info.param == "none" ? "NoSandbox" : "Sandbox"; });
 
