@@ -313,7 +313,7 @@ std::string python_profile_as_yaml(const std::string& source) {
       if (ok) {
         if (!is_none) {
           yaml << YAML::Key << key << YAML::Value;
-          if (value.Scalar().find('\n') != std::string::npos) yaml << YAML::Literal;
+          if (value.Scalar().find('\n') != std::string::npos) yaml << YAML::DoubleQuoted;
           yaml << value.Scalar();
         }
         next = rest + 1;
