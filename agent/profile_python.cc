@@ -134,10 +134,22 @@ struct Run {
   std::string out, err;
 };
 
+// Whether a variable looks like a credential (OPENAI_API_KEY, GITHUB_TOKEN, ...). `oishell run` builds the
+// sandbox's environment from its policy's pass-list anyway; these are not even given to it.
+bool looks_secret(std::string_view name) {
+  for (std::string_view word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}) {
+    if (name.find(word) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 // Runs argv, keeping at most kMaxOutput bytes of each stream; killed (its process group) after kWaitMs.
 Result<Run> run_bounded(const std::vector<std::string>& argv) {
   std::vector<std::string> env;
-  for (char** p = environ; p && *p; ++p) env.emplace_back(*p);
+  for (char** p = environ; p && *p; ++p) {
+    std::string_view kv(*p);
+    if (!looks_secret(kv.substr(0, kv.find('=')))) env.emplace_back(kv);
+  }
   auto child = spawn_piped(argv, env, /*new_process_group=*/true);
   if (!child) return child.status();
   child->stdin_fd.reset();

@@ -145,13 +145,17 @@ TEST_F(PythonProfileInSandbox, TheProfileRunsConfinedNotOnTheHost) {
       "    net = 'yes'\n"
       "except OSError:\n"
       "    pass\n"
-      "interpreter.custom_instructions = 'wrote=' + wrote + ' net=' + net + ' home=' + os.environ.get('HOME', '')\n";
+      "interpreter.custom_instructions = 'wrote=' + wrote + ' net=' + net + ' key=' + "
+      "os.environ.get('OPENAI_API_KEY', 'absent')\n";
   ASSERT_TRUE(write_file_atomic(file, source, 0644).is_ok());
+  ::setenv("OPENAI_API_KEY", "sk-profile-test-secret", 1);
   auto p = load_profile_file(file, no_env());
+  ::unsetenv("OPENAI_API_KEY");
   ::close(listener);
   ASSERT_TRUE(p) << p.status().message();
-  // Without the sandbox: wrote=yes (the test's own directory, so the mark would exist) and net=yes (the listener).
-  EXPECT_EQ(0u, p->custom_instructions->rfind("wrote=no net=no", 0)) << *p->custom_instructions;
+  // Without the sandbox: wrote=yes (the test's own directory, so the mark would exist), net=yes (the listener) and
+  // the key would be there.
+  EXPECT_EQ("wrote=no net=no key=absent", *p->custom_instructions);
   struct stat st {};
   EXPECT_EQ(-1, ::stat(mark.c_str(), &st));
   EXPECT_EQ(0, ::stat(file.c_str(), &st));  // the profile itself is untouched
