@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <vector>
 
 namespace oishell::agent {
@@ -180,7 +181,12 @@ int compare_versions(std::string_view a, std::string_view b, bool* ok) {
         *ok = false;
         return out;
       }
-      out.push_back(std::stol(std::string(part)));
+      long n = 0;
+      if (std::from_chars(part.data(), part.data() + part.size(), n).ec != std::errc()) {
+        *ok = false;
+        return out;
+      }
+      out.push_back(n);
       i = dot + 1;
     }
     return out;

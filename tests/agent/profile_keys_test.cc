@@ -232,6 +232,8 @@ TEST(ProfileKeys, VersionsCompareNumerically) {
   EXPECT_EQ(0, compare_versions("0.2.5", "0.2.5.0", &ok));
   compare_versions("pre_0.2.0", "0.2.5", &ok);
   EXPECT_FALSE(ok);
+  compare_versions("0.99999999999999999999999", "0.2.5", &ok);  // out of range: not a version, no exception
+  EXPECT_FALSE(ok);
 }
 
 TEST(BuiltinProfiles, EveryOneOfOpenInterpretersNamesLoadsThroughTheParser) {
