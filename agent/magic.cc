@@ -27,7 +27,7 @@ constexpr const char* kHelp =
     "%markdown [path]      write the conversation as Markdown (default: <conversation>.md in the working directory)\n"
     "%auto_run [on|off]    run code without asking (on without an argument)\n"
     "%verbose [on|off]     show more detail (on without an argument)\n"
-    "%debug [on|off]       verbose, plus the requests sent to the model (on without an argument)\n"
+    "%debug [on|off]       OI's developer mode (here: verbose; on without an argument)\n"
     "%tokens               estimate the tokens the next request will use\n"
     "%info                 model, sandbox and session details\n"
     "%policy               what the sandbox allows\n"
