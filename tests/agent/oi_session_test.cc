@@ -57,6 +57,17 @@ TEST_F(OiSession, WithoutLoopOneAnswerEndsTheTurn) {
   EXPECT_EQ(1u, server.requests().size());
 }
 
+TEST_F(OiSession, LoopMessageAndBreakersFromAProfile) {
+  std::string profile = workspace_.path() + "/loop.yaml";
+  std::ofstream(profile) << "loop: true\nloop_message: 'Carry on, please.'\nloop_breakers: ['ALL DONE']\n";
+  ScriptedServer server(json::array({say("Working."), say("Still working."), say("ALL DONE"), say("never")}));
+  RunResult r = run_interpreter(options(server, {"--profile", profile, "go"}));
+  EXPECT_EQ(0, r.exit_code) << r.out << r.err;
+  ASSERT_EQ(3u, server.requests().size()) << r.out << r.err;
+  EXPECT_NE(std::string::npos, shown(server, 2).find("Carry on, please."));
+  EXPECT_EQ(std::string::npos, shown(server, 2).find("The task is done.")) << "the default message is replaced";
+}
+
 TEST_F(OiSession, LoopIsBoundedByMaxTurns) {
   ScriptedServer server(json::array({say("a"), say("b"), say("c"), say("d")}));
   RunResult r = run_interpreter(options(server, {"--loop", "--max_turns", "2", "go"}));
