@@ -93,7 +93,22 @@ class LoopSink final : public StreamSink {
 
 }  // namespace
 
-Agent::Agent(AgentParts parts) : parts_(std::move(parts)), messages_(std::move(parts_.history)) {}
+Agent::Agent(AgentParts parts)
+    : parts_(std::move(parts)),
+      messages_(std::move(parts_.history)),
+      cost_(parts_.llm ? parts_.llm->settings().price : std::nullopt) {}
+
+size_t Agent::context_window() {
+  if (parts_.config.context_window) return static_cast<size_t>(*parts_.config.context_window);
+  if (!parts_.llm) return 8000;
+  const LlmSettings& s = parts_.llm->settings();
+  return static_cast<size_t>(default_context_window(s.provider, s.model));
+}
+
+size_t Agent::answer_reserve() {
+  return parts_.config.max_tokens ? static_cast<size_t>(*parts_.config.max_tokens)
+                                  : std::min<size_t>(4096, context_window() / 4);
+}
 
 std::vector<std::string> Agent::languages() {
   std::vector<std::string> available = parts_.executor->languages();
@@ -190,16 +205,18 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
   poll_sandbox();
   parts_.llm->set_languages(languages());
   std::string system = system_prompt();
-  const LlmSettings& s = parts_.llm->settings();
-  size_t window = parts_.config.context_window ? static_cast<size_t>(*parts_.config.context_window)
-                                               : static_cast<size_t>(default_context_window(s.provider, s.model));
-  size_t reserve = parts_.config.max_tokens ? static_cast<size_t>(*parts_.config.max_tokens)
-                                            : std::min<size_t>(4096, window / 4);
-  Trimmed trimmed = trim_to_window(system, messages_, window, reserve);
+  size_t window = context_window();
+  Trimmed trimmed = trim_to_window(system, messages_, window, answer_reserve());
   if ((trimmed.dropped > 0 || trimmed.cut_last) && parts_.config.verbose) {
     d.notice(NoticeLevel::info, "context: left out the " + std::to_string(trimmed.dropped) +
                                     " oldest messages to fit the context window of " + std::to_string(window) +
                                     " tokens");
+  }
+  if (parts_.config.max_budget) {
+    if (auto refusal = budget_refusal(cost_, *parts_.config.max_budget, static_cast<long>(trimmed.tokens))) {
+      d.notice(NoticeLevel::error, *refusal);
+      return TurnEnd::budget;
+    }
   }
   LoopSink sink(d, interrupts_at_start);
   d.waiting(true);
@@ -209,6 +226,10 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
     d.notice(NoticeLevel::error, response.status().message());
     return TurnEnd::error;
   }
+  // Billed whether or not the answer was complete; the estimate stands in when the API reported no usage.
+  size_t answer_bytes = response->text.size();
+  for (const auto& call : response->tool_calls) answer_bytes += call.arguments.size() + call.name.size();
+  cost_.add(response->usage, TokenUsage{static_cast<long>(trimmed.tokens), static_cast<long>((answer_bytes + 3) / 4)});
   Extraction ex = extract_answer(*response, languages());
   if (parts_.config.verbose) {
     for (const auto& r : ex.repairs) d.notice(NoticeLevel::info, "repaired: " + r);

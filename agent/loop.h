@@ -12,12 +12,13 @@
 #include "agent/display.h"
 #include "agent/executor.h"
 #include "agent/llm/client.h"
+#include "agent/llm/cost.h"
 #include "agent/message.h"
 #include "agent/user_input.h"
 
 namespace oishell::agent {
 
-enum class TurnEnd { done, interrupted, error, max_turns, declined, no_model };
+enum class TurnEnd { done, interrupted, error, max_turns, declined, no_model, budget };
 
 struct AgentParts {
   AgentConfig config;
@@ -46,6 +47,11 @@ class Agent {
   UserInput& input() { return *parts_.input; }
   LlmClient* llm() { return parts_.llm.get(); }
   ConversationStore* store() { return parts_.store; }
+  // What the session's model calls have cost so far.
+  const CostMeter& cost() const { return cost_; }
+  // The context window and the tokens kept for the answer, for the model in use.
+  size_t context_window();
+  size_t answer_reserve();
   std::string system_prompt();
   std::vector<std::string> languages();
   void save();
@@ -70,6 +76,7 @@ class Agent {
 
   AgentParts parts_;
   std::vector<Message> messages_;
+  CostMeter cost_;
   bool save_warned_ = false;
   std::vector<HostChange> host_changes_shown_;  // this session's, in the order shown
   bool warnings_may_be_hidden_ = false;         // a block ran after one was shown

@@ -7,6 +7,7 @@
 #include "agent/json_util.h"
 #include "agent/llm/transport.h"
 #include "agent/loop.h"
+#include "agent/magic_tokens.h"
 
 namespace oishell::agent {
 namespace {
@@ -100,12 +101,7 @@ void handle_magic(Agent& agent, const std::string& line) {
     agent.config().verbose = toggle(arg, agent.config().verbose);
     d.notice(NoticeLevel::info, std::string("verbose is ") + (agent.config().verbose ? "on" : "off"));
   } else if (cmd == "tokens") {
-    std::string system = agent.system_prompt();
-    size_t sys = estimate_tokens(system), msgs = estimate_tokens(agent.messages());
-    std::string window = agent.config().context_window ? std::to_string(*agent.config().context_window) : "default";
-    d.notice(NoticeLevel::info, "about " + std::to_string(sys + msgs) + " tokens (system prompt " +
-                                    std::to_string(sys) + ", messages " + std::to_string(msgs) +
-                                    "); context window " + window + " (estimate: 4 characters a token)");
+    show_tokens(agent, arg);
   } else if (cmd == "info") {
     std::string text;
     if (LlmClient* llm = agent.llm()) {

@@ -21,4 +21,9 @@ std::string conversations_dir(const EnvLookup& env) {
   return home_dir(env) + "/.local/share/open-interpreter/conversations";
 }
 
+std::string keys_dir(const EnvLookup& env) {
+  if (auto x = env("XDG_CONFIG_HOME"); x && x->front() == '/') return *x + "/open-interpreter/keys";
+  return home_dir(env) + "/.config/open-interpreter/keys";
+}
+
 }  // namespace oishell::agent

@@ -2,6 +2,7 @@
 // Where Open Interpreter keeps its files, so the agent shares them with it:
 //   profiles       $XDG_CONFIG_HOME/open-interpreter/profiles  (else ~/.config/open-interpreter/profiles)
 //   conversations  $XDG_DATA_HOME/open-interpreter/conversations (else ~/.local/share/open-interpreter/conversations)
+//   saved keys     $XDG_CONFIG_HOME/open-interpreter/keys  (ours; agent/llm/key_store.h)
 #include <string>
 
 #include "agent/llm/provider.h"
@@ -11,5 +12,6 @@ namespace oishell::agent {
 std::string home_dir(const EnvLookup& env);
 std::string profiles_dir(const EnvLookup& env);
 std::string conversations_dir(const EnvLookup& env);
+std::string keys_dir(const EnvLookup& env);
 
 }  // namespace oishell::agent
