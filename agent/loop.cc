@@ -4,8 +4,11 @@
 #include "agent/editor.h"
 #include "agent/context.h"
 #include "agent/interrupt.h"
+#include "agent/llm/image.h"
+#include "agent/llm/prompt_images.h"
 #include "agent/llm/provider.h"
 #include "agent/magic.h"
+#include "agent/paths.h"
 #include "agent/partial_json.h"
 #include "agent/stream_splitter.h"
 #include "agent/system_prompt.h"
@@ -150,6 +153,23 @@ void Agent::append(Message m) {
   save();
 }
 
+void Agent::attach_prompt_images(const std::string& user_text) {
+  Display& d = *parts_.display;
+  const bool sees = parts_.llm && parts_.llm->settings().supports_vision;
+  for (auto& image : load_prompt_images(user_text, home_dir(process_env()))) {
+    if (!image.message) {
+      d.notice(NoticeLevel::warning, "image not attached: " + image.problem);
+      continue;
+    }
+    std::string what = describe_image(*image.message);
+    d.notice(NoticeLevel::info,
+             sees ? "attached " + image.path + " (" + what + ")"
+                  : "attached " + image.path + " (" + what + ") as a description: " + parts_.llm->settings().model +
+                        " is not known to see images (--llm_supports_vision sends it as an image)");
+    append(std::move(*image.message));
+  }
+}
+
 void Agent::show_no_model_help() {
   parts_.display->notice(
       NoticeLevel::info,
@@ -229,7 +249,8 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
   // Billed whether or not the answer was complete; the estimate stands in when the API reported no usage.
   size_t answer_bytes = response->text.size();
   for (const auto& call : response->tool_calls) answer_bytes += call.arguments.size() + call.name.size();
-  cost_.add(response->usage, TokenUsage{static_cast<long>(trimmed.tokens), static_cast<long>((answer_bytes + 3) / 4)});
+  cost_.add(response->usage,
+            TokenUsage{static_cast<long>(trimmed.tokens), static_cast<long>((answer_bytes + 3) / 4)});
   Extraction ex = extract_answer(*response, languages());
   if (parts_.config.verbose) {
     for (const auto& r : ex.repairs) d.notice(NoticeLevel::info, "repaired: " + r);
@@ -281,6 +302,7 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
     bool stop_turn = false;
     std::string feedback = run_block(part.message.format, part.message.content, call_id, &stop_turn);
     append(Message::console(feedback, call_id));
+    for (auto& image : take_block_images()) append(std::move(image));
     if (stop_turn) return TurnEnd::interrupted;
     if (interrupt::count() != interrupts_at_start) stop = true;  // interrupted: let the model react first
   }
@@ -295,6 +317,7 @@ TurnEnd Agent::respond(const std::string& user_text) {
     return TurnEnd::no_model;
   }
   append(Message::user(user_text));
+  attach_prompt_images(user_text);
   unsigned interrupts_at_start = interrupt::count();
   for (int turn = 0; parts_.config.max_turns == 0 || turn < parts_.config.max_turns; ++turn) {
     bool ran_code = false;

@@ -56,12 +56,14 @@ class Agent {
   std::vector<std::string> languages();
   void save();
   void append(Message m);
-  // Runs `code` and shows its output (for `%% cmd`); returns the output fed to the model, were it asked.
+  // Runs `code` and shows its output (for `%% cmd`); returns the output fed to the model, were it asked. The images
+  // the block displayed (as the executor sent them) wait in take_block_images() until the next block.
   std::string run_block(const std::string& language, const std::string& code, const std::string& call_id,
                         bool* stop_turn);
   // Shows (and does not yet tell the model) what the sandbox reported while no block ran; the next block's feedback
   // carries it. Never waits.
   void poll_sandbox();
+  std::vector<Message> take_block_images() { return std::exchange(block_images_, {}); }
   // Shuts the sandbox down, showing what it reports then, after repeating the session's host-change warnings when
   // a later block's output may have covered them. The model is not told (the session is over).
   void end_session();
@@ -72,11 +74,14 @@ class Agent {
   enum class Confirm { run, skip, stop };
   Confirm confirm(Message* code);
   TurnEnd one_model_turn(bool* ran_code, unsigned interrupts_at_start);
+  // The images the user's message names (agent/llm/prompt_images.h), read and added after it.
+  void attach_prompt_images(const std::string& user_text);
   void show_host_changes(const std::vector<HostChange>& changes);
 
   AgentParts parts_;
   std::vector<Message> messages_;
   CostMeter cost_;
+  std::vector<Message> block_images_;  // the last block's images ({"role": "computer", "type": "image", ...})
   bool save_warned_ = false;
   std::vector<HostChange> host_changes_shown_;  // this session's, in the order shown
   bool warnings_may_be_hidden_ = false;         // a block ran after one was shown

@@ -24,7 +24,8 @@ json AnthropicClient::request_body(const std::string& system, const std::vector<
                {"stream", true},
                {"max_tokens", settings_.max_tokens.value_or(kDefaultMaxTokens)},
                {"system", system},
-               {"messages", to_anthropic_messages(messages, settings_.supports_functions)}};
+               {"messages",
+                to_anthropic_messages(messages, settings_.supports_functions, settings_.supports_vision)}};
   if (settings_.temperature) body["temperature"] = *settings_.temperature;
   if (settings_.supports_functions) {
     body["tools"] = json::array({{{"name", "execute"},

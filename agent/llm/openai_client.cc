@@ -12,7 +12,8 @@ using nlohmann::json;
 json OpenAiClient::request_body(const std::string& system, const std::vector<Message>& messages) const {
   json body = {{"model", settings_.model},
                {"stream", true},
-               {"messages", to_openai_messages(system, messages, settings_.supports_functions)}};
+               {"messages",
+                to_openai_messages(system, messages, settings_.supports_functions, settings_.supports_vision)}};
   if (settings_.temperature) body["temperature"] = *settings_.temperature;
   if (settings_.max_tokens) body["max_tokens"] = *settings_.max_tokens;
   if (settings_.stream_usage) body["stream_options"] = {{"include_usage", true}};
