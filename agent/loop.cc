@@ -173,9 +173,11 @@ void Agent::attach_prompt_images(const std::string& user_text) {
 void Agent::show_no_model_help() {
   parts_.display->notice(
       NoticeLevel::info,
-      "No language model is configured, so there is nobody to answer yet. Configure one with any of:\n"
+      "No language model is configured, so there is nobody to answer yet. The default, gpt-4o, needs\n"
+      "OPENAI_API_KEY (at a terminal it is asked for). Configure a model with any of:\n"
       "  interpreter --model gpt-4o                      (and OPENAI_API_KEY in the environment)\n"
       "  interpreter --model claude-sonnet-4-5           (and ANTHROPIC_API_KEY)\n"
+      "  interpreter --model groq/llama-3.3-70b-versatile  (and GROQ_API_KEY; docs/models.md lists the providers)\n"
       "  interpreter --model ollama/llama3.1             (a local Ollama on port 11434; no key)\n"
       "  interpreter --api_base http://localhost:8080/v1 --model local   (llama.cpp, LM Studio, vLLM...)\n"
       "  interpreter --local                             (find a local server)\n"
