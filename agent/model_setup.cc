@@ -50,8 +50,6 @@ Result<std::optional<LlmSettings>> choose_model(const AgentConfig& c, const EnvL
                            "known (gpt-4o, claude-sonnet-4-5, gemini-2.5-pro, ...; %tokens shows it).");
     }
     s.stream_usage = true;  // the budget needs the usage; servers that do not report it are estimated
-  } else if (!choice.api_base.empty() && s.service == "openai") {
-    s.stream_usage = false;  // an unknown server of the user's: only the standard request
   }
   return std::optional<LlmSettings>(std::move(s));
 }

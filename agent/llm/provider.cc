@@ -48,8 +48,9 @@ const std::vector<ProviderRow> kProviders = {
      {"ANTHROPIC_API_BASE", "ANTHROPIC_BASE_URL"}, {"ANTHROPIC_API_KEY"}, false},
     {"claude", false, Provider::anthropic, "Anthropic", "https://api.anthropic.com/v1",
      {"ANTHROPIC_API_BASE", "ANTHROPIC_BASE_URL"}, {"ANTHROPIC_API_KEY"}, false},
+    // (stream_options needs api-version 2024-09-01-preview or later: asked for only when a budget needs it.)
     {"azure/", true, Provider::azure, "Azure OpenAI", "", {"AZURE_API_BASE", "AZURE_OPENAI_ENDPOINT"},
-     {"AZURE_API_KEY", "AZURE_OPENAI_API_KEY"}, true},
+     {"AZURE_API_KEY", "AZURE_OPENAI_API_KEY"}, false},
     {"groq/", true, Provider::openai, "Groq", "https://api.groq.com/openai/v1", {"GROQ_API_BASE"}, {"GROQ_API_KEY"},
      true},
     {"gemini/", true, Provider::openai, "Google Gemini", "https://generativelanguage.googleapis.com/v1beta/openai",
@@ -155,7 +156,6 @@ Status resolve_provider(const ModelChoice& choice, const EnvLookup& env, LlmSett
   out->service = row_key(*row);
   // With an --api_base of the user's, a plain name goes to some OpenAI-compatible server, not to OpenAI.
   out->service_name = (row == &openai_row() && !choice.api_base.empty()) ? "" : std::string(row->name);
-  out->stream_usage = row->stream_usage;
   out->api_base.clear();
   if (!choice.api_base.empty()) {
     out->api_base = choice.api_base;
@@ -168,6 +168,9 @@ Status resolve_provider(const ModelChoice& choice, const EnvLookup& env, LlmSett
     }
     if (out->api_base.empty()) out->api_base = std::string(row->base);
   }
+  // Usage in the stream is asked of the provider's own service; a server elsewhere (a proxy, a local server) gets
+  // only the standard request unless a budget needs the usage (agent/model_setup.cc).
+  out->stream_usage = row->stream_usage && out->api_base == row->base;
   if (out->api_base.empty()) {
     return Status::error(std::string(row->name) + " has no public address: give your resource's endpoint in " +
                          std::string(row->base_variables.front()) +

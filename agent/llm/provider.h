@@ -44,7 +44,8 @@ struct ProviderRow {
   std::string_view base;            // the default API base; empty: it must be given (Azure's is per resource)
   std::vector<std::string_view> base_variables;  // read when --api_base is not given
   std::vector<std::string_view> key_variables;   // the first set one is used; the first is named in messages
-  bool stream_usage;                // accepts stream_options.include_usage (usage at the end of a stream)
+  bool stream_usage;                // accepts stream_options.include_usage (usage at the end of a stream); asked
+                                    // only of the default base
 };
 
 // The table, in the order names are matched.

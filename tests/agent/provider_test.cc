@@ -84,6 +84,13 @@ TEST(ProviderTable, BaseAndKeyFromTheProvidersOwnVariables) {
   ASSERT_TRUE(resolve_provider({"groq/m", "", "http://127.0.0.1:7/v1", "cli-key"}, env, &s).is_ok());
   EXPECT_EQ("http://127.0.0.1:7/v1", s.api_base);
   EXPECT_EQ("cli-key", s.api_key);
+  // Usage in the stream is asked of the provider's own service only (a proxy or local server may refuse the field).
+  ASSERT_TRUE(resolve_provider({"gpt-4o"}, env_of({}), &s).is_ok());
+  EXPECT_TRUE(s.stream_usage);
+  ASSERT_TRUE(resolve_provider({"gpt-4o"}, env_of({{"OPENAI_API_BASE", "http://127.0.0.1:9/v1"}}), &s).is_ok());
+  EXPECT_FALSE(s.stream_usage);
+  ASSERT_TRUE(resolve_provider({"mistral/m"}, env_of({}), &s).is_ok());
+  EXPECT_FALSE(s.stream_usage);  // Mistral refuses unknown fields
   // Ollama's own variable holds the server, without /v1.
   ASSERT_TRUE(resolve_provider({"ollama/x"}, env_of({{"OLLAMA_API_BASE", "http://127.0.0.1:11434"}}), &s).is_ok());
   EXPECT_EQ("http://127.0.0.1:11434/v1", s.api_base);
