@@ -59,6 +59,15 @@ Status ConversationStore::save(const std::vector<Message>& messages) {
   return Status::ok();
 }
 
+std::string readable_conversation_name(const std::string& stem) {
+  std::string out;
+  size_t sep = stem.find("__");
+  std::string words = stem.substr(0, sep), when = sep == std::string::npos ? "" : stem.substr(sep + 2);
+  for (char& ch : words) ch = ch == '_' ? ' ' : ch;
+  for (char& ch : when) ch = ch == '_' ? ' ' : ch;
+  return when.empty() ? words : words + "... (" + when + ")";
+}
+
 std::vector<ConversationInfo> list_conversations(const std::string& dir) {
   std::vector<ConversationInfo> out;
   DIR* d = ::opendir(dir.c_str());
@@ -78,7 +87,7 @@ std::vector<ConversationInfo> list_conversations(const std::string& dir) {
   return out;
 }
 
-Result<std::vector<Message>> load_conversation(const std::string& path) {
+Result<std::vector<Message>> load_conversation(const std::string& path, size_t* skipped) {
   auto text = read_file(path);
   if (!text) return text.status().with_context("loading conversation");
   auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
@@ -88,6 +97,10 @@ Result<std::vector<Message>> load_conversation(const std::string& path) {
     Message m;
     std::string error;
     if (!from_json(j[i], &m, &error)) {
+      if (skipped) {
+        ++*skipped;
+        continue;
+      }
       return Status::error(path + ": message " + std::to_string(i + 1) + ": " + error);
     }
     out.push_back(std::move(m));

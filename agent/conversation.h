@@ -33,7 +33,11 @@ struct ConversationInfo {
 
 // Newest first. A missing directory is an empty list.
 std::vector<ConversationInfo> list_conversations(const std::string& dir);
-Result<std::vector<Message>> load_conversation(const std::string& path);
+// `skipped` null: a message that is not one is an error. Otherwise such messages (Open Interpreter's files may hold
+// kinds this agent does not keep) are left out and counted.
+Result<std::vector<Message>> load_conversation(const std::string& path, size_t* skipped = nullptr);
+// "count_the_lines__2026-11-30_13-55-02" -> "count the lines... (2026-11-30 13-55-02)", as OI lists its files.
+std::string readable_conversation_name(const std::string& stem);
 
 // "count the lines in py files" + time -> "count_the_lines_in_py__2026-11-30_13-55-02"
 std::string conversation_file_stem(const std::string& first_user_message, std::time_t when);

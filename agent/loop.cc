@@ -311,6 +311,74 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
   return TurnEnd::done;
 }
 
+namespace {
+
+// Open Interpreter's --loop: the message that sends the model on, and the phrases that end the loop (the message
+// asks the model to say one of them exactly).
+const char kDefaultLoopMessage[] =
+    "Proceed. You can run code on my machine. If the whole task I asked for is done, say exactly 'The task is "
+    "done.' If you need specific information from me (a name, a password, a choice), say exactly 'Please provide "
+    "more information.' If it cannot be done, say exactly 'The task is impossible.' If I have not given you a task, "
+    "say exactly 'Let me know what you'd like to do next.' Otherwise keep going.";
+const std::vector<std::string>& default_loop_breakers() {
+  static const std::vector<std::string> kBreakers = {"The task is done.", "The task is impossible.",
+                                                     "Let me know what you'd like to do next.",
+                                                     "Please provide more information."};
+  return kBreakers;
+}
+
+}  // namespace
+
+std::optional<std::string> Agent::opens_multi_line(const std::string& line, bool fences) {
+  if (line.starts_with("\"\"\"")) return "\"\"\"";
+  if (fences && line.starts_with("```")) return "```";
+  return std::nullopt;
+}
+
+bool Agent::read_multi_line(const std::string& delimiter, std::string* text) {
+  std::string first = text->substr(delimiter.size());
+  if (first.size() >= delimiter.size() && first.ends_with(delimiter)) {  // """all on one line"""
+    *text = first.substr(0, first.size() - delimiter.size());
+    return true;
+  }
+  std::string collected = first;
+  bool have_line = !first.empty();
+  while (true) {
+    bool interrupted = false;
+    auto more = parts_.input->read_message("... ", &interrupted);
+    if (interrupted) {
+      text->clear();  // Ctrl-C abandons what was typed, as at the prompt
+      return true;
+    }
+    if (!more) {  // end of input: what was typed is still sent
+      *text = collected;
+      return !collected.empty();
+    }
+    bool closes = more->ends_with(delimiter);
+    std::string part = closes ? more->substr(0, more->size() - delimiter.size()) : *more;
+    if (!(closes && part.empty())) {
+      collected += (have_line ? "\n" : "") + part;
+      have_line = true;
+    }
+    if (closes) break;
+  }
+  *text = collected;
+  return true;
+}
+
+bool Agent::loop_should_stop() const {
+  const auto& breakers = parts_.config.loop_breakers.empty() ? default_loop_breakers() : parts_.config.loop_breakers;
+  for (auto it = messages_.rbegin(); it != messages_.rend(); ++it) {
+    if (it->role == "user") return false;  // the model said nothing since
+    if (it->role != "assistant" || it->type != "message") continue;
+    for (const auto& b : breakers) {
+      if (!b.empty() && it->content.find(b) != std::string::npos) return true;
+    }
+    return false;  // only its last message counts
+  }
+  return false;
+}
+
 TurnEnd Agent::respond(const std::string& user_text) {
   Display& d = *parts_.display;
   d.user_message(user_text);
@@ -320,12 +388,28 @@ TurnEnd Agent::respond(const std::string& user_text) {
   }
   append(Message::user(user_text));
   attach_prompt_images(user_text);
+  int turns = 0;
+  while (true) {
+    TurnEnd end = run_turns(&turns);
+    if (end != TurnEnd::done || !parts_.config.loop || loop_should_stop()) return end;
+    const std::string& next = parts_.config.loop_message.empty() ? std::string(kDefaultLoopMessage)
+                                                                 : parts_.config.loop_message;
+    d.notice(NoticeLevel::info, "--loop: the model has not said the task is over; sending it on.");
+    append(Message::user(next));
+  }
+}
+
+TurnEnd Agent::run_turns(int* turns) {
+  Display& d = *parts_.display;
   unsigned interrupts_at_start = interrupt::count();
-  for (int turn = 0; parts_.config.max_turns == 0 || turn < parts_.config.max_turns; ++turn) {
+  for (; parts_.config.max_turns == 0 || *turns < parts_.config.max_turns; ++*turns) {
     bool ran_code = false;
     TurnEnd end = one_model_turn(&ran_code, interrupts_at_start);
     if (end != TurnEnd::done) return end;
-    if (!ran_code) return TurnEnd::done;
+    if (!ran_code) {
+      ++*turns;
+      return TurnEnd::done;
+    }
     // A Ctrl-C stopped a block: the model hears about it once more, then the prompt returns.
     if (interrupt::count() != interrupts_at_start) {
       interrupts_at_start = interrupt::count();
@@ -348,6 +432,12 @@ int Agent::chat() {
     }
     if (!line) return 0;
     std::string text = *line;
+    if (auto delimiter = opens_multi_line(text, parts_.config.multi_line)) {
+      if (!read_multi_line(*delimiter, &text)) return 0;
+      if (text.empty()) continue;
+      respond(text);  // never a %command: it is text the user wrote out
+      continue;
+    }
     if (text.empty()) continue;
     if (text.front() == '%') {
       handle_magic(*this, text);

@@ -4,6 +4,7 @@
 // without code, --max_turns, an error, or Ctrl-C. Ctrl-C while the model streams stops it and returns to the
 // prompt; Ctrl-C while a block runs stops the block (the model is told) and a second returns to the prompt.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,8 @@ class Agent {
  public:
   explicit Agent(AgentParts parts);
 
-  // One user message to the end of the model's work.
+  // One user message to the end of the model's work (with --loop, until the model says a loop breaker; a Ctrl-C,
+  // an error or --max_turns, counted over the whole loop, stop it too).
   TurnEnd respond(const std::string& user_text);
   // The interactive chat until end of input (or Ctrl-C at the prompt). Returns the process exit status.
   int chat();
@@ -76,6 +78,14 @@ class Agent {
   TurnEnd one_model_turn(bool* ran_code, unsigned interrupts_at_start);
   // The images the user's message names (agent/llm/prompt_images.h), read and added after it.
   void attach_prompt_images(const std::string& user_text);
+  // Model turns until the model answers without code; *turns counts them against --max_turns.
+  TurnEnd run_turns(int* turns);
+  // Multi-line input: a line starting with """ (or ``` with --multi_line) opens it, a line ending with the same
+  // closes it. read_multi_line() reads the rest into *text; false at end of input with nothing typed.
+  static std::optional<std::string> opens_multi_line(const std::string& line, bool fences);
+  bool read_multi_line(const std::string& delimiter, std::string* text);
+  // --loop: the model's last message says one of the loop breakers.
+  bool loop_should_stop() const;
   void show_host_changes(const std::vector<HostChange>& changes);
 
   AgentParts parts_;

@@ -26,4 +26,14 @@ std::string keys_dir(const EnvLookup& env) {
   return home_dir(env) + "/.config/open-interpreter/keys";
 }
 
+std::string oi_conversations_dir(const EnvLookup& env) {
+  if (auto x = env("XDG_CONFIG_HOME"); x && x->front() == '/') return *x + "/open-interpreter/conversations";
+  return home_dir(env) + "/.config/open-interpreter/conversations";
+}
+
+std::string prompt_history_path(const EnvLookup& env) {
+  if (auto x = env("XDG_STATE_HOME"); x && x->front() == '/') return *x + "/oishell/interpreter_history";
+  return home_dir(env) + "/.local/state/oishell/interpreter_history";
+}
+
 }  // namespace oishell::agent

@@ -13,5 +13,10 @@ std::string home_dir(const EnvLookup& env);
 std::string profiles_dir(const EnvLookup& env);
 std::string conversations_dir(const EnvLookup& env);
 std::string keys_dir(const EnvLookup& env);
+// Where Open Interpreter itself saves conversations: $XDG_CONFIG_HOME/open-interpreter/conversations (else
+// ~/.config/...), its platformdirs user_config_dir. Listed by --conversations beside this agent's own.
+std::string oi_conversations_dir(const EnvLookup& env);
+// The chat prompt's history: $XDG_STATE_HOME/oishell/interpreter_history (else ~/.local/state/...).
+std::string prompt_history_path(const EnvLookup& env);
 
 }  // namespace oishell::agent

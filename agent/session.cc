@@ -1,8 +1,10 @@
 #include "agent/session.h"
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 
 #include "agent/conversation.h"
@@ -34,32 +36,79 @@ int exit_code(TurnEnd end) {
   return 1;
 }
 
-// --conversations: list, let the user pick, load. nullopt: nothing chosen.
-std::optional<std::pair<std::string, std::vector<Message>>> pick_conversation(const std::string& dir, Display& d,
-                                                                              UserInput& input) {
-  auto list = list_conversations(dir);
+// --conversations: this agent's and Open Interpreter's saved conversations, newest first; the user picks one.
+// nullopt: nothing chosen. A conversation of OI's is resumed into a new file of ours (OI's file is left as it is).
+struct Picked {
+  std::string path;  // empty: save as a new conversation
+  std::vector<Message> messages;
+};
+std::optional<Picked> pick_conversation(const std::string& ours, const std::string& theirs, Display& d,
+                                        UserInput& input) {
+  auto list = list_conversations(ours);
+  std::vector<bool> is_theirs(list.size(), false);
+  if (theirs != ours) {
+    for (auto& info : list_conversations(theirs)) {
+      list.push_back(std::move(info));
+      is_theirs.push_back(true);
+    }
+  }
+  std::vector<size_t> order(list.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return list[a].modified > list[b].modified; });
   if (list.empty()) {
-    d.notice(NoticeLevel::info, "No saved conversations in " + dir + ".");
+    d.notice(NoticeLevel::info, "No saved conversations in " + ours + " or " + theirs + ".");
     return std::nullopt;
   }
-  std::string menu = "Saved conversations (newest first):";
-  for (size_t i = 0; i < list.size() && i < 30; ++i) menu += "\n  " + std::to_string(i + 1) + ". " + list[i].name;
-  d.notice(NoticeLevel::info, menu);
+  std::string menu = "Saved conversations (newest first; here: " + ours + ", Open Interpreter's: " + theirs + "):";
+  for (size_t i = 0; i < order.size() && i < 30; ++i) {
+    menu += "\n  " + std::to_string(i + 1) + ". " + readable_conversation_name(list[order[i]].name) +
+            (is_theirs[order[i]] ? "  [Open Interpreter]" : "");
+  }
+  d.notice(NoticeLevel::info, escape_for_terminal(menu, false));
   bool interrupted = false;
   auto answer = input.read_message("Resume which one? ", &interrupted);
   if (!answer || interrupted) return std::nullopt;
   char* end = nullptr;
   long n = std::strtol(answer->c_str(), &end, 10);
-  if (end == answer->c_str() || n < 1 || static_cast<size_t>(n) > list.size()) {
-    d.notice(NoticeLevel::error, "`" + *answer + "` is not one of the numbers listed");
+  if (end == answer->c_str() || n < 1 || static_cast<size_t>(n) > std::min<size_t>(order.size(), 30)) {
+    d.notice(NoticeLevel::error, "`" + escape_for_terminal(*answer, true) + "` is not one of the numbers listed");
     return std::nullopt;
   }
-  auto loaded = load_conversation(list[static_cast<size_t>(n) - 1].path);
+  size_t chosen = order[static_cast<size_t>(n) - 1];
+  size_t skipped = 0;
+  auto loaded = load_conversation(list[chosen].path, is_theirs[chosen] ? &skipped : nullptr);
   if (!loaded) {
-    d.notice(NoticeLevel::error, loaded.status().message());
+    d.notice(NoticeLevel::error, escape_for_terminal(loaded.status().message(), true));
     return std::nullopt;
   }
-  return std::make_pair(list[static_cast<size_t>(n) - 1].path, std::move(*loaded));
+  if (skipped) {
+    d.notice(NoticeLevel::warning, std::to_string(skipped) + " message(s) of a kind this agent does not keep were "
+                                   "left out.");
+  }
+  return Picked{is_theirs[chosen] ? std::string() : list[chosen].path, std::move(*loaded)};
+}
+
+// `i <words>` as Open Interpreter reads it: the words are the user saying "I <words>", and the model is asked to
+// act at once, in one command where it can, knowing the names in the working directory the user may mean.
+void apply_i_shortcut(AgentConfig& c) {
+  c.prompt = "I " + c.prompt;
+  std::string names;
+  if (DIR* d = ::opendir(".")) {
+    int count = 0;
+    while (dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      if (++count > 100) break;
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    ::closedir(d);
+  }
+  c.custom_instructions += std::string(c.custom_instructions.empty() ? "" : "\n") +
+                           "The user typed a quick command: act on it at once, without questions and without "
+                           "gathering information first; trust that the user knows what they want and do it in one "
+                           "block of code where you can.\nThe names in the working directory, which the user may "
+                           "mean: " + (names.empty() ? "(none)" : names);
 }
 
 std::string read_all_stdin() {
@@ -90,6 +139,8 @@ int run_session(const CliOptions& cli) {
   const char* no_color = std::getenv("NO_COLOR");
   auto display = make_display({c.json, c.plain, !(no_color && *no_color), c.verbose});
   for (const auto& w : c.warnings) display->notice(NoticeLevel::warning, w);
+  for (const auto& n : c.notes) display->notice(NoticeLevel::info, n);
+  if (cli.invoked_as_i) apply_i_shortcut(c);
 
   if (c.local) {
     auto found = find_local_server();
@@ -106,7 +157,7 @@ int run_session(const CliOptions& cli) {
     if (c.model.provider.empty()) c.model.provider = "openai";
   }
 
-  TerminalInput input(c.json);
+  TerminalInput input(c.json, prompt_history_path(env));
   KeyStore keys(keys_dir(env));
   auto chosen = choose_model(c, env, *display, input, keys);
   if (!chosen) {
@@ -136,11 +187,12 @@ int run_session(const CliOptions& cli) {
   ConversationStore store(conversations_dir(env));
   AgentParts parts;
   if (c.conversations) {
-    auto picked = pick_conversation(store.dir(), *display, input);
+    auto picked = pick_conversation(store.dir(), oi_conversations_dir(env), *display, input);
     if (!picked) return 1;
-    store.attach(picked->first);
-    parts.history = std::move(picked->second);
-    display->notice(NoticeLevel::info, "Resumed " + picked->first + " (" + std::to_string(parts.history.size()) +
+    if (!picked->path.empty()) store.attach(picked->path);
+    parts.history = std::move(picked->messages);
+    display->notice(NoticeLevel::info, "Resumed " + (picked->path.empty() ? "an Open Interpreter conversation" :
+                                                     picked->path) + " (" + std::to_string(parts.history.size()) +
                                            " messages).");
   }
   parts.config = c;
@@ -156,7 +208,15 @@ int run_session(const CliOptions& cli) {
                                               std::string(c.auto_run ? "" : " Every block asks first."));
   }
   int status = 0;
-  if (!c.prompt.empty() || c.stdin_prompt) {
+  if (c.prompt_then_chat && !c.stdin_prompt) {  // OI's `i <words>`: the words open an interactive chat
+    if (!agent.llm()) {
+      agent.show_no_model_help();
+      status = 2;
+    } else {
+      agent.respond(c.prompt);
+      status = agent.chat();
+    }
+  } else if (!c.prompt.empty() || c.stdin_prompt) {
     std::string prompt = c.prompt;
     if (c.stdin_prompt) {
       std::string piped = read_all_stdin();

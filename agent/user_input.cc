@@ -41,9 +41,15 @@ std::optional<std::string> LineReader::read_line(bool* interrupted) {
   }
 }
 
-TerminalInput::TerminalInput(bool json_mode) : json_mode_(json_mode), stdin_reader_(STDIN_FILENO) {
+TerminalInput::TerminalInput(bool json_mode, std::string history_path)
+    : json_mode_(json_mode), stdin_reader_(STDIN_FILENO) {
   if (::isatty(STDIN_FILENO) == 1) {
     questions_ = &stdin_reader_;
+    if (!json_mode_) {
+      history_ = std::make_unique<LineHistory>(std::move(history_path));
+      history_->load();
+      editor_ = std::make_unique<LineEditor>(STDIN_FILENO, STDOUT_FILENO, history_.get());
+    }
   } else {
     tty_.reset(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
     if (tty_) {
@@ -67,6 +73,10 @@ void TerminalInput::show(const std::string& prompt) {
 }
 
 std::optional<std::string> TerminalInput::read_message(const std::string& prompt, bool* interrupted) {
+  if (editor_ && ::isatty(STDOUT_FILENO) == 1) {
+    std::fflush(stdout);
+    return editor_->read_line(prompt, interrupted);
+  }
   if (::isatty(STDIN_FILENO) == 1) show(prompt);
   return stdin_reader_.read_line(interrupted);
 }

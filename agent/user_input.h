@@ -1,9 +1,11 @@
 #pragma once
 // Reading what the user types: the chat prompt, y/n/e confirmations and network `ask` answers. Reads are plain
 // read(2) calls, so a Ctrl-C (SIGINT without SA_RESTART) interrupts them and the caller learns about it.
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "agent/line_editor.h"
 #include "base/unique_fd.h"
 
 namespace oishell::agent {
@@ -38,9 +40,11 @@ class LineReader {
 // Before a question on a terminal, its pending input is discarded (tcflush, and what the reader holds): only what is
 // typed after the question answers it, not keys pressed while a block ran (perhaps at the block's own prompt) or
 // what the terminal typed in reply to a report request in the block's output.
+// At a terminal (stdin a tty, not --json), messages are read with the line editor (agent/line_editor.h) and its
+// history, kept in `history_path` (empty: not kept).
 class TerminalInput final : public UserInput {
  public:
-  explicit TerminalInput(bool json_mode);
+  explicit TerminalInput(bool json_mode, std::string history_path = {});
   std::optional<std::string> read_message(const std::string& prompt, bool* interrupted) override;
   std::optional<std::string> ask(const std::string& question, bool* interrupted) override;
   bool can_ask() const override { return questions_ != nullptr; }
@@ -53,6 +57,8 @@ class TerminalInput final : public UserInput {
   UniqueFd tty_;
   std::optional<LineReader> tty_reader_;
   LineReader* questions_ = nullptr;
+  std::unique_ptr<LineHistory> history_;
+  std::unique_ptr<LineEditor> editor_;  // set when messages come from a terminal
 };
 
 }  // namespace oishell::agent

@@ -67,6 +67,7 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
                "interpreter"};
   app.set_help_flag("--help", "show this help (-h)");
   app.allow_extras(false);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // argparse: the last one wins
 
   bool auto_run = false, lsf = false, no_lsf = false, lsv = false, no_lsv = false;
   bool fast = false, vision = false, os = false, codestral = false, assistant = false, llama3 = false, groq = false;
@@ -99,7 +100,7 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
   app.add_flag("--speak_messages", o.speak_messages, "-sp: (macOS `say`; no effect here)");
   app.add_option("--safe_mode", safe_mode, "-safe: off, ask (every block asks first) or auto")
       ->check(CLI::IsMember({"off", "ask", "auto"}));
-  app.add_flag("--debug", o.debug, "-debug: verbose, plus the requests sent to the model");
+  app.add_flag("--debug", o.debug, "-debug: OI's developer mode (here: --verbose)");
   app.add_flag("--fast", fast, "-f: the built-in `fast` profile");
   app.add_flag("--multi_line", o.multi_line, "-ml: ``` starts and ends multi-line input");
   app.add_flag("--local", o.local, "-l: use a model server on this machine (Ollama, LM Studio, llama.cpp)");
@@ -109,7 +110,8 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
   app.add_flag("--groq", groq, "the built-in `groq` profile");
   app.add_flag("--vision", vision, "-vi: the built-in `vision` profile");
   app.add_flag("--os", os, "-os: the built-in `os` profile");
-  app.add_option("--reset_profile", reset, "reset a built-in profile (all of them without a name) and exit");
+  app.add_option("--reset_profile", reset, "reset a built-in profile (all of them without a name) and exit")
+      ->expected(0, 1);
   app.add_flag("--profiles", o.profiles, "print the profiles folder and exit");
   app.add_flag("--local_models", o.local_models, "print the local models folder and exit");
   app.add_flag("--conversations", o.conversations, "list saved conversations (this agent's and Open Interpreter's) "
@@ -201,6 +203,10 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
     o.notes.push_back("--contribute_conversation: this agent never sends conversations anywhere (ignored)");
   }
   if (o.speak_messages) o.notes.push_back("--speak_messages: macOS's `say` is not used here (ignored)");
+  if (o.safe_mode == "auto") {
+    o.notes.push_back("--safe_mode auto: no code scanner runs here; the sandbox confines every block, and each "
+                      "block asks before it runs");
+  }
   if (o.no_highlight_active_line) {
     o.notes.push_back("--no_highlight_active_line: the running line is not highlighted here anyway");
   }

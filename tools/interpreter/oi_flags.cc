@@ -209,7 +209,7 @@ Result<NormalizedArgs> normalize_args(const std::vector<std::string>& argv) {
         break;
       case FlagKind::optional_value:
         if (!attached && i + 1 < argv.size() && !argv[i + 1].starts_with("-")) attached = argv[++i];
-        out.args.push_back(canonical + "=" + attached.value_or(""));
+        out.args.push_back(attached ? canonical + "=" + *attached : canonical);
         break;
     }
   }
