@@ -209,11 +209,18 @@ Status resolve_provider(const ModelChoice& choice, const EnvLookup& env, LlmSett
 
 int default_context_window(Provider provider, const std::string& model) {
   if (provider == Provider::anthropic) return 200000;
-  if (starts_with(model, "gpt-4o") || starts_with(model, "gpt-4.1") || starts_with(model, "gpt-4-turbo") ||
-      starts_with(model, "o1") || starts_with(model, "o3") || starts_with(model, "o4") || starts_with(model, "gpt-5")) {
+  // Gateways name models vendor/model (OpenRouter, Together): the family is after the last slash.
+  std::string m = model.substr(model.rfind('/') == std::string::npos ? 0 : model.rfind('/') + 1);
+  if (starts_with(m, "claude")) return 200000;
+  if (starts_with(m, "gemini")) return 1000000;
+  if (starts_with(m, "gpt-4o") || starts_with(m, "gpt-4.1") || starts_with(m, "gpt-4-turbo") ||
+      starts_with(m, "o1") || starts_with(m, "o3") || starts_with(m, "o4") || starts_with(m, "gpt-5") ||
+      starts_with(m, "grok") || starts_with(m, "mistral-large") || starts_with(m, "llama-3.1") ||
+      starts_with(m, "llama-3.3") || starts_with(m, "Llama-3.3") || starts_with(m, "Meta-Llama-3.1")) {
     return 128000;
   }
-  if (starts_with(model, "gpt-3.5")) return 16000;
+  if (starts_with(m, "deepseek")) return 64000;
+  if (starts_with(m, "gpt-3.5")) return 16000;
   return 8000;
 }
 

@@ -130,6 +130,14 @@ TEST(ProviderTable, AzureUrlShapeVersionAndKeyHeader) {
                                                                std::string(kAzureDefaultApiVersion)));
 }
 
+TEST(ProviderTable, ContextWindowsOfModelFamiliesBehindAnyPrefix) {
+  EXPECT_EQ(128000, default_context_window(Provider::openai, "gpt-4o"));
+  EXPECT_EQ(200000, default_context_window(Provider::openai, "anthropic/claude-3.5-sonnet"));  // OpenRouter
+  EXPECT_EQ(1000000, default_context_window(Provider::openai, "gemini-2.0-flash"));
+  EXPECT_EQ(128000, default_context_window(Provider::openai, "meta-llama/Llama-3.3-70B-Instruct-Turbo"));
+  EXPECT_EQ(8000, default_context_window(Provider::openai, "scripted-model"));
+}
+
 TEST(KeyStoreTest, SavedKeyIsUsedOnlyWhenPrivate) {
   test::TempDir dir;
   KeyStore keys(dir.path() + "/keys");
