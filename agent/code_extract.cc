@@ -209,6 +209,10 @@ std::string canonical_language(std::string_view tag) {
   if (t.empty() || t == "py" || t == "python3" || t == "python" || t == "ipython") return "python";
   if (t == "sh" || t == "bash" || t == "zsh" || t == "shell" || t == "console" || t == "shell-session") return "shell";
   if (t == "js" || t == "node" || t == "nodejs" || t == "javascript") return "javascript";
+  if (t == "rb" || t == "ruby") return "ruby";
+  if (t == "r" || t == "rscript") return "r";
+  if (t == "jshell" || t == "java") return "java";
+  if (t == "htm" || t == "html") return "html";
   return t;
 }
 

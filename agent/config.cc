@@ -1,5 +1,7 @@
 #include "agent/config.h"
 
+#include "agent/profile_builtin.h"
+
 namespace oishell::agent {
 
 template <typename T>
@@ -25,14 +27,18 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
   c.model.api_base = pick<std::string>(cli.api_base, p.api_base, "");
   c.model.api_key = pick<std::string>(cli.api_key, p.api_key, "");
   c.model.api_key_origin = cli.api_key ? "--api_key" : "the profile's llm.api_key (" + p.path + ")";
+  c.model.api_version = pick<std::string>(cli.api_version, p.api_version, "");
   c.context_window = pick_opt(cli.context_window, p.context_window);
   c.max_tokens = pick_opt(cli.max_tokens, p.max_tokens);
   c.temperature = pick_opt(cli.temperature, p.temperature);
   c.supports_functions = pick(cli.supports_functions, p.supports_functions, true);
-  c.local = cli.local;
+  c.supports_vision = pick_opt(cli.supports_vision, p.supports_vision);
+  c.max_budget = pick_opt(cli.max_budget, p.max_budget);
+  c.local = cli.local || p.local.value_or(false);
   c.offline = cli.offline || p.offline.value_or(false);
-  c.verbose = cli.verbose || p.verbose.value_or(false);
-  c.plain = cli.plain;
+  c.debug = cli.debug || p.debug.value_or(false);
+  c.verbose = cli.verbose || p.verbose.value_or(false) || c.debug;
+  c.plain = cli.plain || p.plain.value_or(false);
   c.json = cli.json;
   c.stdin_prompt = cli.stdin_prompt;
   c.conversations = cli.conversations;
@@ -47,19 +53,29 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
   for (size_t i = 0; i < cli.prompt.size(); ++i) c.prompt += (i ? " " : "") + cli.prompt[i];
   c.prompt_then_chat = cli.prompt_then_chat;
   c.notes = cli.notes;
-  c.model.api_version = cli.api_version.value_or("");
-  c.supports_vision = cli.supports_vision;
-  c.max_budget = cli.max_budget;
-  c.debug = cli.debug;
-  c.verbose = c.verbose || cli.debug;
-  c.loop = cli.loop;
-  c.multi_line = cli.multi_line;
-  c.highlight_active_line = !cli.no_highlight_active_line;
+  c.notes.insert(c.notes.end(), p.notes.begin(), p.notes.end());
+  c.loop = cli.loop || p.loop.value_or(false);
+  if (p.loop_message) c.loop_message = *p.loop_message;
+  if (p.loop_breakers) c.loop_breakers = *p.loop_breakers;
+  c.multi_line = cli.multi_line || p.multi_line.value_or(false);
+  c.highlight_active_line = !cli.no_highlight_active_line && p.highlight_active_line.value_or(true);
   c.speak_messages = cli.speak_messages;
   c.server = cli.server;
-  if (cli.safe_mode) c.safe_mode = *cli.safe_mode;
+  if (p.user_message_template) c.user_message_template = *p.user_message_template;
+  if (p.always_apply_user_message_template) c.always_apply_user_message_template = *p.always_apply_user_message_template;
+  if (p.code_output_template) c.code_output_template = *p.code_output_template;
+  if (p.empty_code_output_template) c.empty_code_output_template = *p.empty_code_output_template;
+  if (p.code_output_sender) c.code_output_sender = *p.code_output_sender;
+  c.safe_mode = pick<std::string>(cli.safe_mode, p.safe_mode, "off");
   // OI: safe_mode ask or auto turns auto_run off. Here the sandbox is the safety mechanism; ask still asks.
   if (c.safe_mode == "ask" || c.safe_mode == "auto") c.auto_run = false;
+  // `fast: true` in a profile: the built-in fast profile's model and instructions, under this profile's own.
+  if (p.fast.value_or(false)) {
+    if (auto fast = parse_profile(std::string(*builtin_profile("fast")), "built-in profile `fast`")) {
+      if (c.model.model.empty()) c.model.model = fast->model.value_or("");
+      if (c.custom_instructions.empty()) c.custom_instructions = fast->custom_instructions.value_or("");
+    }
+  }
 
   if (c.sandbox != "openshell" && c.sandbox != "none") {
     return Status::error("--sandbox: `" + c.sandbox + "` is not a sandbox (expected openshell or none)");
@@ -77,16 +93,12 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
 
 Result<AgentConfig> resolve_config(const CliOptions& cli, const EnvLookup& env) {
   std::optional<Profile> profile;
-  std::optional<std::string> path;
   if (cli.profile) {
-    auto found = find_profile(*cli.profile, env);
-    if (!found) return found.status();
-    path = *found;
-  } else {
-    path = default_profile_path(env);
-  }
-  if (path) {
-    auto loaded = load_profile_file(*path);
+    auto loaded = load_named_profile(*cli.profile, env);
+    if (!loaded) return loaded.status().with_context("profile");
+    profile = std::move(*loaded);
+  } else if (auto path = default_profile_path(env)) {
+    auto loaded = load_profile_file(*path, env);
     if (!loaded) return loaded.status().with_context("profile");
     profile = std::move(*loaded);
   }

@@ -3,14 +3,29 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <utility>
 
 #include "agent/atomic_file.h"
 #include "agent/subprocess.h"
 
 namespace oishell::agent {
 
+namespace {
+
+const char* extension_of(const std::string& language) {
+  static const std::pair<const char*, const char*> kExtensions[] = {
+      {"python", ".py"}, {"shell", ".sh"}, {"javascript", ".js"}, {"ruby", ".rb"},
+      {"r", ".R"},       {"java", ".java"}, {"html", ".html"}};
+  for (const auto& [name, ext] : kExtensions) {
+    if (language == name) return ext;
+  }
+  return ".txt";
+}
+
+}  // namespace
+
 std::optional<std::string> edit_in_editor(const std::string& code, const std::string& language, Display& display) {
-  const char* ext = language == "python" ? ".py" : language == "shell" ? ".sh" : language == "javascript" ? ".js" : ".txt";
+  const char* ext = extension_of(language);
   const char* tmpdir = std::getenv("TMPDIR");
   std::string path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/interpreter-edit-XXXXXX" + ext;
   int fd = ::mkstemps(path.data(), static_cast<int>(std::string(ext).size()));

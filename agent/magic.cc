@@ -1,5 +1,9 @@
 #include "agent/magic.h"
 
+#include <sys/stat.h>
+
+#include <ctime>
+
 #include <nlohmann/json.hpp>
 
 #include "agent/atomic_file.h"
@@ -7,6 +11,7 @@
 #include "agent/json_util.h"
 #include "agent/llm/transport.h"
 #include "agent/loop.h"
+#include "agent/magic_export.h"
 #include "agent/magic_tokens.h"
 
 namespace oishell::agent {
@@ -16,11 +21,15 @@ constexpr const char* kHelp =
     "%% <command>          run a shell command in the sandbox\n"
     "%reset                start a new conversation (and fresh language sessions)\n"
     "%undo                 remove your last message and the answer to it\n"
-    "%save_message [path]  save the messages to a JSON file (default messages.json)\n"
-    "%load_message [path]  load messages from a JSON file (default messages.json)\n"
-    "%auto_run [on|off]    run code without asking (toggles without an argument)\n"
-    "%verbose [on|off]     show more detail (toggles without an argument)\n"
-    "%tokens               estimate the tokens the next request will use\n"
+    "%save_message [path]  save the messages to a JSON file (default messages.json; .json added when missing)\n"
+    "%load_message [path]  load messages from a JSON file (default messages.json; .json added when missing)\n"
+    "%jupyter [path]       write the conversation as a Jupyter notebook (default: open-interpreter-<time>.ipynb\n"
+    "                      in the working directory)\n"
+    "%markdown [path]      write the conversation as Markdown (default: <conversation>.md in the working directory)\n"
+    "%auto_run [on|off]    run code without asking (on without an argument)\n"
+    "%verbose [on|off]     show more detail (on without an argument)\n"
+    "%debug [on|off]       OI's developer mode (here: verbose; on without an argument)\n"
+    "%tokens [prompt]      the conversation's tokens (and a prompt's), the next call's and the session's cost\n"
     "%info                 model, sandbox and session details\n"
     "%policy               what the sandbox allows\n"
     "%help                 this list";
@@ -32,10 +41,46 @@ std::string trim(std::string s) {
   return s.substr(b);
 }
 
-bool toggle(const std::string& arg, bool current) {
-  if (arg == "on" || arg == "true" || arg == "1") return true;
+// OI's switches: no argument (or true) turns it on, false turns it off. nullopt: an argument it does not know.
+std::optional<bool> switch_value(const std::string& arg) {
+  if (arg.empty() || arg == "on" || arg == "true" || arg == "1") return true;
   if (arg == "off" || arg == "false" || arg == "0") return false;
-  return !current;
+  return std::nullopt;
+}
+
+// Sets *setting from `%name [arg]` and says what it is now.
+bool set_switch(Display& d, const std::string& name, const std::string& arg, bool* setting) {
+  auto value = switch_value(arg);
+  if (!value) {
+    d.notice(NoticeLevel::error, "%" + name + ": `" + arg + "` is not on, off, true or false");
+    return false;
+  }
+  *setting = *value;
+  d.notice(NoticeLevel::info, name + " is " + (*value ? "on" : "off"));
+  return true;
+}
+
+std::string with_json_extension(const std::string& path) {
+  return path.ends_with(".json") ? path : path + ".json";
+}
+
+// A name in the working directory that is not taken yet: open-interpreter-12-01-26-1105PM.ipynb (OI's pattern).
+std::string fresh_name(const std::string& stem, const std::string& ext) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm {};
+  ::localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%m-%d-%y-%I%M%p", &tm);
+  std::string base = stem + "-" + stamp;
+  struct stat st {};
+  std::string name = base + ext;
+  for (int i = 2; ::lstat(name.c_str(), &st) == 0; ++i) name = base + "-" + std::to_string(i) + ext;
+  return name;
+}
+
+void write_export(Display& d, const std::string& path, const std::string& text, const std::string& what) {
+  Status s = write_file_atomic(path, text, 0644);
+  d.notice(s.is_ok() ? NoticeLevel::info : NoticeLevel::error, s.is_ok() ? what + " written to " + path : s.message());
 }
 
 }  // namespace
@@ -78,14 +123,14 @@ void handle_magic(Agent& agent, const std::string& line) {
     agent.save();
     d.notice(NoticeLevel::info, "Removed the last " + std::to_string(removed) + " messages.");
   } else if (cmd == "save_message") {
-    std::string path = arg.empty() ? "messages.json" : arg;
+    std::string path = with_json_extension(arg.empty() ? "messages" : arg);
     nlohmann::json list = nlohmann::json::array();
     for (const auto& m : agent.messages()) list.push_back(to_json(m));
     Status s = write_file_atomic(path, dump_json(list, 2) + "\n", 0600);
     d.notice(s.is_ok() ? NoticeLevel::info : NoticeLevel::error,
              s.is_ok() ? "Saved " + std::to_string(agent.messages().size()) + " messages to " + path : s.message());
   } else if (cmd == "load_message") {
-    std::string path = arg.empty() ? "messages.json" : arg;
+    std::string path = with_json_extension(arg.empty() ? "messages" : arg);
     auto loaded = load_conversation(path);
     if (!loaded) {
       d.notice(NoticeLevel::error, loaded.status().message());
@@ -95,11 +140,31 @@ void handle_magic(Agent& agent, const std::string& line) {
     agent.save();
     d.notice(NoticeLevel::info, "Loaded " + std::to_string(agent.messages().size()) + " messages from " + path);
   } else if (cmd == "auto_run") {
-    agent.config().auto_run = toggle(arg, agent.config().auto_run);
-    d.notice(NoticeLevel::info, std::string("auto_run is ") + (agent.config().auto_run ? "on" : "off"));
+    (void)set_switch(d, "auto_run", arg, &agent.config().auto_run);
   } else if (cmd == "verbose") {
-    agent.config().verbose = toggle(arg, agent.config().verbose);
-    d.notice(NoticeLevel::info, std::string("verbose is ") + (agent.config().verbose ? "on" : "off"));
+    (void)set_switch(d, "verbose", arg, &agent.config().verbose);
+  } else if (cmd == "debug") {
+    if (set_switch(d, "debug", arg, &agent.config().debug)) agent.config().verbose = agent.config().debug;
+  } else if (cmd == "jupyter") {
+    if (agent.messages().empty()) {
+      d.notice(NoticeLevel::info, "No messages to export.");
+      return;
+    }
+    std::string path = arg.empty() ? fresh_name("open-interpreter", ".ipynb") : arg;
+    write_export(d, path, dump_json(notebook_from_messages(agent.messages()), 1) + "\n", "Jupyter notebook");
+  } else if (cmd == "markdown") {
+    if (agent.messages().empty()) {
+      d.notice(NoticeLevel::info, "No messages to export.");
+      return;
+    }
+    std::string path = arg;
+    if (path.empty() && agent.store() && !agent.store()->path().empty()) {
+      std::string name = agent.store()->path().substr(agent.store()->path().rfind('/') + 1);
+      if (name.ends_with(".json")) name.resize(name.size() - 5);
+      path = name + ".md";
+    }
+    if (path.empty()) path = fresh_name("open-interpreter", ".md");
+    write_export(d, path, markdown_from_messages(agent.messages()) + "\n", "Markdown transcript");
   } else if (cmd == "tokens") {
     show_tokens(agent, arg);
   } else if (cmd == "info") {

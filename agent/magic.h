@@ -1,6 +1,7 @@
 #pragma once
 // Open Interpreter's magic commands: %% cmd, %reset, %undo, %save_message [path], %load_message [path],
-// %auto_run [on|off], %verbose [on|off], %tokens, %info, %policy, %help.
+// %jupyter [path], %markdown [path], %auto_run [on|off], %verbose [on|off], %debug [on|off] (a switch without an
+// argument turns on, as in OI), %tokens, %info, %help; and ours: %policy.
 #include <string>
 
 namespace oishell::agent {

@@ -11,10 +11,15 @@ std::string home_dir(const EnvLookup& env) {
   return "/";
 }
 
-std::string profiles_dir(const EnvLookup& env) {
-  if (auto x = env("XDG_CONFIG_HOME"); x && x->front() == '/') return *x + "/open-interpreter/profiles";
-  return home_dir(env) + "/.config/open-interpreter/profiles";
+// Open Interpreter's own folder (platformdirs' user_config_dir("open-interpreter")).
+static std::string oi_config_dir(const EnvLookup& env) {
+  if (auto x = env("XDG_CONFIG_HOME"); x && !x->empty() && x->front() == '/') return *x + "/open-interpreter";
+  return home_dir(env) + "/.config/open-interpreter";
 }
+
+std::string profiles_dir(const EnvLookup& env) { return oi_config_dir(env) + "/profiles"; }
+
+std::string models_dir(const EnvLookup& env) { return oi_config_dir(env) + "/models"; }
 
 std::string conversations_dir(const EnvLookup& env) {
   if (auto x = env("XDG_DATA_HOME"); x && x->front() == '/') return *x + "/open-interpreter/conversations";

@@ -1,6 +1,7 @@
 #pragma once
 // Where Open Interpreter keeps its files, so the agent shares them with it:
 //   profiles       $XDG_CONFIG_HOME/open-interpreter/profiles  (else ~/.config/open-interpreter/profiles)
+//   models         $XDG_CONFIG_HOME/open-interpreter/models    (else ~/.config/open-interpreter/models)
 //   conversations  $XDG_DATA_HOME/open-interpreter/conversations (else ~/.local/share/open-interpreter/conversations)
 //   saved keys     $XDG_CONFIG_HOME/open-interpreter/keys  (ours; agent/llm/key_store.h)
 #include <string>
@@ -11,6 +12,7 @@ namespace oishell::agent {
 
 std::string home_dir(const EnvLookup& env);
 std::string profiles_dir(const EnvLookup& env);
+std::string models_dir(const EnvLookup& env);
 std::string conversations_dir(const EnvLookup& env);
 std::string keys_dir(const EnvLookup& env);
 // Where Open Interpreter itself saves conversations: $XDG_CONFIG_HOME/open-interpreter/conversations (else

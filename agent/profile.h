@@ -1,11 +1,19 @@
 #pragma once
-// Agent profiles: Open Interpreter's YAML profile keys, plus `sandbox:` (openshell|none) and `policy:` (a policy
-// file, relative to the profile, or a built-in policy profile name). Read from the profiles directory
-// (agent/paths.h) by name, or from a path. Keys Open Interpreter has but this agent does not use are reported as
-// warnings; any other key is an error (file:line:column), so a typo never goes unnoticed.
+// Agent profiles: every key an Open Interpreter 0.4.3 profile may set (agent/profile_keys.h), in OI's nested style
+// (`llm: {model: gpt-4o}`) or its dotted one (`llm.model: gpt-4o`, also `interpreter.llm.model`), plus ours:
+// `sandbox:` (openshell|none), `policy:` (a policy file, relative to the profile, or a built-in policy profile name)
+// and `max_turns:`. A key is applied where this agent has the feature, or accepted with a one-line note saying it
+// has no effect here; any other key is an error (file:line:column, "did you mean ...?"), so a typo never goes
+// unnoticed. `version:` is checked against OI's profile format version.
+//
+// Profiles are found by name in the profiles directory (agent/paths.h), then among the built-in ones
+// (agent/profile_builtin.h): a file of the user's wins over the built-in of the same name. Python profiles (.py)
+// are read in the sandbox (agent/profile_python.h) and their settings checked like a YAML profile's.
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "agent/llm/provider.h"
 #include "base/status.h"
@@ -13,30 +21,41 @@
 namespace oishell::agent {
 
 struct Profile {
-  std::string path;
-  // llm:
-  std::optional<std::string> model, api_key, api_base, provider;
+  std::string path;  // the file, or "built-in profile `NAME`"
+  // llm
+  std::optional<std::string> model, api_key, api_base, provider, api_version;
   std::optional<int> context_window, max_tokens;
-  std::optional<bool> supports_functions;
-  std::optional<double> temperature;
-  // top level
-  std::optional<bool> auto_run, offline, verbose;
-  std::optional<std::string> custom_instructions, system_message;
+  std::optional<bool> supports_functions, supports_vision;
+  std::optional<double> temperature, max_budget;
+  // the session
+  std::optional<bool> auto_run, offline, verbose, debug, loop, multi_line, local, fast, plain, highlight_active_line;
+  std::optional<bool> always_apply_user_message_template;
+  std::optional<std::string> custom_instructions, system_message, safe_mode, loop_message;
+  std::optional<std::string> user_message_template, code_output_template, empty_code_output_template;
+  std::optional<std::string> code_output_sender;
+  std::optional<std::vector<std::string>> loop_breakers;
   std::optional<int> max_output;
   std::optional<std::string> version;
   std::optional<std::vector<std::string>> languages;  // computer.languages
-  std::optional<std::string> sandbox;                  // "openshell" | "none"
-  std::optional<std::string> policy;                   // resolved: an absolute file path or a profile name
+  bool os = false;                                     // computer use asked for (not available yet: a warning)
+  // ours
+  std::optional<std::string> sandbox;  // "openshell" | "none"
+  std::optional<std::string> policy;   // resolved: an absolute file path or a profile name
   std::optional<int> max_turns;
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;   // shown as warnings (a version to migrate, `os`)
+  std::vector<std::string> notes;      // one line per key accepted without effect here
 };
 
 Result<Profile> parse_profile(const std::string& yaml_text, const std::string& path);
-Result<Profile> load_profile_file(const std::string& path);
+// The settings a Python profile made, as `{"llm.model": "gpt-4o", "auto_run": true, ...}` (dotted names), checked
+// like a YAML profile's keys. `path` names the .py file in messages.
+Result<Profile> profile_from_settings(const nlohmann::json& settings, const std::string& path);
+// A file: YAML (or JSON) by default; .py through the sandbox (agent/profile_python.h).
+Result<Profile> load_profile_file(const std::string& path, const EnvLookup& env);
 
-// `name` is a path (contains '/' or names an existing file) or a name looked up in the profiles directory with
-// .yaml/.yml added when missing. Python profiles (.py) are refused with a clear message.
-Result<std::string> find_profile(const std::string& name, const EnvLookup& env);
+// Loads the profile `name`: a path (contains '/' or names an existing file), a file in the profiles directory
+// (NAME, NAME.yaml, NAME.yml, NAME.json, NAME.py), else a built-in profile (NAME, NAME.yaml or NAME.py).
+Result<Profile> load_named_profile(const std::string& name, const EnvLookup& env);
 // The profile used without -p: default.yaml in the profiles directory, when it exists.
 std::optional<std::string> default_profile_path(const EnvLookup& env);
 

@@ -1,5 +1,10 @@
 // Agent::run_block: one block in the sandbox, its output shown live and summarised for the model. Also what the
 // sandbox reports outside a block (Agent::poll_sandbox) and when it shuts down (Agent::end_session).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string_view>
+
 #include "agent/editor.h"
 #include "agent/feedback.h"
 #include "agent/llm/image.h"
@@ -8,6 +13,39 @@
 
 namespace oishell::agent {
 namespace {
+
+bool host_has_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// After an html block: the page's path (the html driver says "HTML saved to PATH; ..."), and how to open it when
+// the host has a browser. Nothing is opened: the page is the model's, the user decides.
+std::string html_open_hint(const std::string& output) {
+  static constexpr std::string_view kSaved = "HTML saved to ";
+  size_t at = output.rfind(kSaved);
+  if (at == std::string::npos) return {};
+  at += kSaved.size();
+  size_t end = output.find("; ", at);
+  if (end == std::string::npos) return {};
+  const std::string path = output.substr(at, end - at);
+  const char* browser = std::getenv("BROWSER");
+  std::string opener = browser && *browser ? browser : host_has_program("xdg-open") ? "xdg-open" : "";
+  if (opener.empty()) return {};
+  std::string quoted = "'";
+  for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  return "to see the page: " + opener + " " + quoted;
+}
 
 // What the sandbox reports besides a block's output: notices, network questions, host changes.
 class SandboxObserver : public ExecObserver {
@@ -110,6 +148,10 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
     return tail.tail() + "\n[the code could not be run: " + result.status().message() + "]";
   }
   d.console_end({{"status", result->status}, {"exit_code", result->exit_code}, {"duration_ms", result->duration_ms}});
+  if (language == "html" && result->status == "ok") {
+    if (std::string hint = html_open_hint(tail.tail()); !hint.empty())
+      d.notice(NoticeLevel::info, escape_for_terminal(hint));
+  }
   // After the output and its box: nothing the block wrote can cover the warning.
   show_host_changes(observer.take_host_changes());
   if (result->user_interrupts >= 2) *stop_turn = true;

@@ -17,6 +17,7 @@
 #include "agent/loop.h"
 #include "agent/model_setup.h"
 #include "agent/paths.h"
+#include "agent/profile_actions.h"
 #include "base/terminal_text.h"
 #include "oishell/build_config.h"
 
@@ -129,6 +130,9 @@ std::string read_all_stdin() {
 int run_session(const CliOptions& cli) {
   interrupt::install();
   EnvLookup env = process_env();
+  if (auto status = run_profile_actions(cli, env, stdout, stderr)) return *status;
+  bool first_run = false;
+  (void)ensure_default_profile(env, &first_run);  // as Open Interpreter does; a read-only home is no reason to stop
   auto config = resolve_config(cli, env);
   if (!config) {
     // (A profile may be a file in the workspace, which sandboxed code can write: its text is quoted escaped.)

@@ -38,6 +38,18 @@ std::string os_release_name() {
   return v;
 }
 
+// What the model needs to know about a language beyond its name.
+const char* language_note(const std::string& language) {
+  if (language == "html")
+    return "html: the code is a web page; it is saved to oi-html/<n>.html in the working directory for the user to "
+           "open in a browser. You get the path it was saved to, not the rendered page.";
+  if (language == "java")
+    return "java: runs in JShell: top-level statements, expressions, methods and classes keep their state; a block "
+           "that only declares classes, one with `public static void main(String[] args)`, runs that main.";
+  if (language == "r") return "r: as at R's prompt, the value of each top-level expression that is visible prints.";
+  return nullptr;
+}
+
 }  // namespace
 
 HostFacts HostFacts::collect() {
@@ -78,6 +90,9 @@ std::string build_system_prompt(const PromptInputs& in) {
   p += "- User's shell: " + in.facts.shell + "\n";
   if (!in.facts.user.empty()) p += "- User: " + in.facts.user + "\n";
   p += "- Languages you can run: " + (langs.empty() ? std::string("python, shell") : langs) + "\n";
+  for (const auto& l : in.languages) {
+    if (const char* note = language_note(l)) p += std::string("  - ") + note + "\n";
+  }
   p += "- Date: " + in.facts.date + "\n";
   p += "\n# The sandbox\n" + in.sandbox_description + "\n";
   if (!in.policy_summary.empty()) p += in.policy_summary + (in.policy_summary.back() == '\n' ? "" : "\n");

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,6 +46,42 @@ uint64_t ms_since(Clock::time_point start) {
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
 }
 
+std::string seconds_text(std::chrono::milliseconds ms) { return std::to_string((ms.count() + 999) / 1000) + " s"; }
+
+// The driver's end(s) of the control channel (fd 3, and fd 4 with pipes) and ours: reports, and requests when they
+// go through another fd.
+struct ControlFds {
+  UniqueFd reports;
+  UniqueFd requests;
+  std::vector<UniqueFd> theirs;
+};
+
+Result<ControlFds> make_control(ControlChannel kind) {
+  ControlFds out;
+  if (kind == ControlChannel::socket) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+      return Status::from_errno(errno, "socketpair()");
+    out.reports.reset(pair[0]);
+    out.theirs.emplace_back(pair[1]);
+    return out;
+  }
+  int requests[2], reports[2];
+  if (::pipe2(requests, O_CLOEXEC) != 0) return Status::from_errno(errno, "pipe2(requests)");
+  UniqueFd requests_read(requests[0]);
+  out.requests.reset(requests[1]);
+  if (::pipe2(reports, O_CLOEXEC) != 0) return Status::from_errno(errno, "pipe2(reports)");
+  out.reports.reset(reports[0]);
+  out.theirs.push_back(std::move(requests_read));  // fd 3
+  out.theirs.emplace_back(reports[1]);             // fd 4
+  // The driver opens /proc/self/fd/N, which checks the pipe's mode. In the sandbox the supervisor's uid is not the
+  // driver's (root inside is an unused id outside), so the driver needs the "other" bits: read on the requests'
+  // pipe, write on the reports'. Only a process that may ptrace the driver reaches its /proc/PID/fd.
+  if (::fchmod(out.requests.get(), 0604) != 0) return Status::from_errno(errno, "fchmod(requests pipe, 0604)");
+  if (::fchmod(out.reports.get(), 0602) != 0) return Status::from_errno(errno, "fchmod(reports pipe, 0602)");
+  return out;
+}
+
 }  // namespace
 
 Executor::Executor(const Language& language, std::string program, std::string driver, Sandbox& sandbox,
@@ -69,27 +106,30 @@ bool Executor::has_block(const std::string& id) const {
 }
 
 Status Executor::start() {
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-    return Status::from_errno(errno, "socketpair()");
-  UniqueFd ours(pair[0]), theirs(pair[1]);
+  auto control = make_control(language_.control);
+  if (!control) return control.status().with_context("starting the " + language_.name + " executor");
   SpawnRequest request;
   request.argv.push_back(program_);
   for (const auto& arg : language_.args) request.argv.push_back(arg == "{driver}" ? driver_ : arg);
   request.extra_env = {{"PYTHONUNBUFFERED", "1"}, {"MPLBACKEND", "Agg"}};
   request.stdio = SpawnRequest::Stdio::pipes;
-  request.extra_fds = {theirs.get()};
+  for (const auto& fd : control->theirs) request.extra_fds.push_back(fd.get());
   auto spawned = sandbox_.spawn(request);
   if (!spawned) return spawned.status().with_context("starting the " + language_.name + " executor");
-  theirs.reset();
+  control->theirs.clear();
   spawned->stdin_fd.reset();  // a block's stdin is at EOF unless exec gives `stdin` (sent with the block)
-  for (int fd : {spawned->stdout_fd.get(), spawned->stderr_fd.get(), ours.get()}) OI_TRY(set_nonblocking(fd));
+  for (int fd : {spawned->stdout_fd.get(), spawned->stderr_fd.get(), control->reports.get()})
+    OI_TRY(set_nonblocking(fd));
+  if (control->requests) OI_TRY(set_nonblocking(control->requests.get()));
   process_id_ = spawned->id;
   stdout_ = std::move(spawned->stdout_fd);
   stderr_ = std::move(spawned->stderr_fd);
-  control_ = std::move(ours);
+  control_ = std::move(control->reports);
+  control_requests_ = std::move(control->requests);
   alive_ = true;
   ready_ = false;
+  start_deadline_ = Clock::now() + language_.start_timeout;
+  start_timed_out_ = false;
   control_oversized_ = 0;
   control_malformed_ = 0;
   if (ever_started_) {
@@ -126,7 +166,7 @@ void Executor::start_next() {
     queue_.pop_front();
     block.seq = ++seq_;
     block.started = Clock::now();
-    if (options_.wall_time) block.deadline = block.started + *options_.wall_time;
+    if (options_.wall_time && ready_) block.deadline = block.started + *options_.wall_time;  // else from `R`
     block_ = std::move(block);
     send_block(*block_);
   }
@@ -146,14 +186,20 @@ void Executor::send_block(Block& block) {
 }
 
 void Executor::flush_control() {
-  while (control_ && !control_out_.empty()) {
-    ssize_t n = ::send(control_.get(), control_out_.data(), control_out_.size(), MSG_NOSIGNAL);
+  while (request_fd() >= 0 && !control_out_.empty()) {
+    // A pipe cannot take MSG_NOSIGNAL: `oishell supervise`, the one user of executors, ignores SIGPIPE
+    // (cmd_supervise.cc), so a driver that is gone is EPIPE there too.
+    ssize_t n = control_requests_ ? ::write(control_requests_.get(), control_out_.data(), control_out_.size())
+                                  : ::send(control_.get(), control_out_.data(), control_out_.size(), MSG_NOSIGNAL);
     if (n > 0) {
       control_out_.erase(0, static_cast<size_t>(n));
     } else if (n < 0 && errno == EINTR) {
       continue;
+    } else if (n < 0 && errno == EPIPE) {
+      control_out_.clear();  // nobody reads any more (a pipe would report POLLERR at every poll); the exit follows
+      return;
     } else {
-      return;  // EAGAIN: POLLOUT will call again; EPIPE: the exit report follows
+      return;  // EAGAIN: POLLOUT will call again
     }
   }
 }
@@ -175,6 +221,12 @@ bool Executor::interrupt(const std::string& id) {
 
 void Executor::stop_block(Stop why) {
   block_->stop = why;
+  if (!ready_) {
+    // The driver has not taken the block yet, so none of it runs; and a runtime still starting may not survive a
+    // SIGINT cleanly (a JVM dies half-initialised). It is killed; the next block starts it again.
+    (void)sandbox_.signal(process_id_, SIGKILL);
+    return;
+  }
   (void)sandbox_.signal(process_id_, SIGINT);
   block_->kill_at = Clock::now() + options_.interrupt_grace;
 }
@@ -205,11 +257,18 @@ void Executor::shutdown() {
 void Executor::add_pollfds(std::vector<pollfd>& fds) const {
   if (stdout_) fds.push_back({stdout_.get(), POLLIN, 0});
   if (stderr_) fds.push_back({stderr_.get(), POLLIN, 0});
-  if (control_) fds.push_back({control_.get(), static_cast<short>(POLLIN | (control_out_.empty() ? 0 : POLLOUT)), 0});
+  const short want_out = control_out_.empty() ? 0 : POLLOUT;
+  if (control_requests_) {
+    if (control_) fds.push_back({control_.get(), POLLIN, 0});
+    if (want_out) fds.push_back({control_requests_.get(), want_out, 0});
+  } else if (control_) {
+    fds.push_back({control_.get(), static_cast<short>(POLLIN | want_out), 0});
+  }
 }
 
 bool Executor::owns_fd(int fd) const {
-  return (stdout_ && fd == stdout_.get()) || (stderr_ && fd == stderr_.get()) || (control_ && fd == control_.get());
+  return (stdout_ && fd == stdout_.get()) || (stderr_ && fd == stderr_.get()) || (control_ && fd == control_.get()) ||
+         (control_requests_ && fd == control_requests_.get());
 }
 
 void Executor::on_fd(int fd, short revents) {
@@ -220,6 +279,8 @@ void Executor::on_fd(int fd, short revents) {
   } else if (control_ && fd == control_.get()) {
     if (revents & POLLOUT) flush_control();
     if (revents & (POLLIN | POLLHUP | POLLERR)) read_control(kControlReadBudget);
+  } else if (control_requests_ && fd == control_requests_.get()) {
+    if (revents & (POLLOUT | POLLERR)) flush_control();
   }
 }
 
@@ -330,7 +391,7 @@ void Executor::handle_control_line(std::string_view line, std::string* owner) {
     return;
   }
   if (std::holds_alternative<ControlReady>(*parsed)) {
-    ready_ = true;
+    if (!ready_) on_ready();
     return;
   }
   if (!block_ || control_seq(*parsed) != block_->seq) return;  // about an earlier block (stale) or none
@@ -362,6 +423,14 @@ void Executor::handle_control_line(std::string_view line, std::string* owner) {
   }
 }
 
+void Executor::on_ready() {
+  ready_ = true;
+  start_deadline_.reset();
+  // A block sent while the driver started: its wall time counts from now.
+  if (block_ && options_.wall_time && !block_->deadline && block_->stop == Stop::none)
+    block_->deadline = Clock::now() + *options_.wall_time;
+}
+
 void Executor::finish(const std::string& status, int exit_code, const std::string& reason) {
   sandbox_.check_host_integrity();  // what the block left for the host to run, reported with it
   events_.emit(done_event(block_->request.id, status, exit_code, ms_since(block_->started), reason));
@@ -371,13 +440,19 @@ void Executor::finish(const std::string& status, int exit_code, const std::strin
 }
 
 std::optional<Clock::time_point> Executor::next_deadline() const {
-  if (!block_) return std::nullopt;
-  std::optional<Clock::time_point> next = block_->kill_at;
+  std::optional<Clock::time_point> next;
+  if (alive_ && !ready_ && !start_timed_out_) next = start_deadline_;
+  if (!block_) return next;
+  if (block_->kill_at && (!next || *block_->kill_at < *next)) next = block_->kill_at;
   if (block_->deadline && block_->stop == Stop::none && (!next || *block_->deadline < *next)) next = block_->deadline;
   return next;
 }
 
 void Executor::on_time(Clock::time_point now) {
+  if (alive_ && !ready_ && !start_timed_out_ && start_deadline_ && now >= *start_deadline_) {
+    start_timed_out_ = true;  // the exit report ends its block and says why
+    (void)sandbox_.signal(process_id_, SIGKILL);
+  }
   if (!block_) return;
   if (block_->deadline && block_->stop == Stop::none && now >= *block_->deadline) stop_block(Stop::timeout);
   if (block_->kill_at && now >= *block_->kill_at) {
@@ -392,6 +467,8 @@ void Executor::close_process() {
   stdout_.reset();
   stderr_.reset();
   control_.reset();
+  control_requests_.reset();
+  start_deadline_.reset();
   std::string().swap(control_in_);
   control_skipping_ = false;
   control_out_.clear();
@@ -406,10 +483,18 @@ bool Executor::on_exit(const ExitInfo& exit) {
   const bool was_ready = ready_;
   close_process();
   const bool reset_requested = restart_reason_ == "reset";
-  restart_reason_ = reset_requested ? "reset" : exit_reason(exit);
+  const bool interrupted_at_start = !was_ready && block_ && block_->stop == Stop::interrupt;
+  std::string why = exit_reason(exit);
+  if (start_timed_out_) {
+    why = "the " + language_.name + " executor did not start within " + seconds_text(language_.start_timeout) +
+          " and was killed";
+  } else if (interrupted_at_start) {
+    why = "interrupted while the " + language_.name + " executor started (it was killed)";
+  }
+  restart_reason_ = reset_requested ? "reset" : why;
   if (block_) {
     std::string status;
-    std::string reason = exit_reason(exit);
+    std::string reason = why;
     switch (block_->stop) {
       case Stop::timeout:
         status = "timeout";
@@ -417,7 +502,7 @@ bool Executor::on_exit(const ExitInfo& exit) {
         break;
       case Stop::interrupt:
         status = "interrupted";
-        reason = "the executor did not stop on SIGINT and was killed";
+        if (!interrupted_at_start) reason = "the executor did not stop on SIGINT and was killed";
         break;
       case Stop::reset:
         status = "interrupted";
@@ -427,10 +512,11 @@ bool Executor::on_exit(const ExitInfo& exit) {
         status = "killed";
         break;
       case Stop::none:
-        status = exit.signal ? "killed" : "error";
+        status = exit.signal && !start_timed_out_ ? "killed" : "error";
         break;
     }
-    finish(status, exit.shell_status(), reason);  // starts the process again when blocks are queued
+    // starts the process again when blocks are queued
+    finish(status, interrupted_at_start ? 130 : exit.shell_status(), reason);
   }
   // Restart at once, so the next block finds its executor warm; not when it never came up (no crash loop).
   if (!alive_ && !shut_down_ && (was_ready || reset_requested)) {

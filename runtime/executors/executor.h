@@ -2,10 +2,12 @@
 // Executor: one persistent language process inside the sandbox, driven by its driver over a control socket
 // (docs/protocol.md, "Executor control channel"). Runs one block at a time; queues the rest. Streams the block's
 // stdout and stderr as output events, reports active lines, images and the end of the block (`done`), interrupts
-// (SIGINT to its process group, SIGKILL after a grace period), enforces the per-block wall time and restarts the
-// process after a crash, a kill or a reset, saying what was lost.
+// (SIGINT to its process group, SIGKILL after a grace period), enforces the per-block wall time (counted from the
+// driver's `R`) and the language's start timeout, and restarts the process after a crash, a kill or a reset, saying
+// what was lost.
 //
-// Single-threaded: every method is called from the session's poll loop.
+// Single-threaded: every method is called from the session's poll loop. Precondition: SIGPIPE is ignored in the
+// process (a pipe control channel, ControlChannel::pipes, is written with write(2), which has no MSG_NOSIGNAL).
 #include <poll.h>
 
 #include <chrono>
@@ -88,6 +90,8 @@ class Executor {
   void report_dropped_line(bool oversized, std::string_view why);
   void finish(const std::string& status, int exit_code, const std::string& reason);
   void flush_control();
+  int request_fd() const { return control_requests_ ? control_requests_.get() : control_.get(); }
+  void on_ready();
   void close_process();
   void emit_output(const char* stream, std::string data);
 
@@ -104,7 +108,11 @@ class Executor {
   uint64_t process_id_ = 0;
   UniqueFd stdout_;
   UniqueFd stderr_;
-  UniqueFd control_;
+  UniqueFd control_;           // what the driver reports; with ControlChannel::socket, requests go there too
+  UniqueFd control_requests_;  // ControlChannel::pipes: the requests' pipe
+  // Until the driver said `R`: when it is given up (Language::start_timeout), and whether it was.
+  std::optional<Clock::time_point> start_deadline_;
+  bool start_timed_out_ = false;
   // The control line being received: at most kMaxControlLine bytes. While `control_skipping_`, the rest of a line
   // that grew over the bound is thrown away up to its '\n'.
   std::string control_in_;

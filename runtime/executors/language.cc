@@ -18,6 +18,44 @@ const std::vector<Language>& all_languages() {
       {"javascript", {"js", "node", "nodejs"}, "node", {"--expose-internals", "{driver}"},
        "runtime/executors/drivers/node_driver.js",
        "javascript globals and definitions", false},
+      {.name = "ruby",
+       .aliases = {"rb"},
+       .program = "ruby",
+       .args = {"{driver}"},
+       .driver = "runtime/executors/drivers/ruby_driver.rb",
+       .lost = "ruby variables, methods, classes and required libraries",
+       .accepts_stdin = true},
+      {.name = "r",
+       .aliases = {"rscript"},
+       .program = "Rscript",
+       .args = {"--vanilla", "{driver}"},
+       .driver = "runtime/executors/drivers/r_driver.R",
+       .lost = "R variables, functions and attached packages",
+       .accepts_stdin = false,
+       .control = ControlChannel::pipes},
+      // jshell's own front end runs snippets in a second JVM that it reaches over a loopback TCP socket, which
+      // the sandbox does not let it bind; the driver runs them in its own JVM through the jdk.jshell API
+      // (java_driver.java, compiled by java's source launcher at start). `jshell` on the PATH shows a JDK.
+      {.name = "java",
+       .aliases = {"jshell"},
+       .program = "java",
+       // UTF-8 output whatever the locale (python's C-locale coercion; JDK 17 reads sun.*, 19 and later *.encoding).
+       .args = {"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Dsun.stdout.encoding=UTF-8",
+                "-Dsun.stderr.encoding=UTF-8", "-Dstdout.encoding=UTF-8", "-Dstderr.encoding=UTF-8", "{driver}"},
+       .driver = "runtime/executors/drivers/java_driver.java",
+       .lost = "java variables, methods, classes and imports",
+       .accepts_stdin = false,
+       .control = ControlChannel::pipes,
+       .start_timeout = std::chrono::milliseconds(120'000),
+       .also_requires = {"jshell"}},
+      // Not a language that runs: a block is a page, saved into the workspace by a driver inside the sandbox.
+      {.name = "html",
+       .aliases = {"htm"},
+       .program = "bash",
+       .args = {"--noprofile", "--norc", "{driver}"},
+       .driver = "runtime/executors/drivers/html_driver.bash",
+       .lost = "nothing (the pages saved stay in the workspace)",
+       .accepts_stdin = false},
   };
   return table;
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <variant>
 
@@ -36,6 +37,10 @@ std::vector<AvailableLanguage> available_languages(const SandboxSpec& spec, cons
     if (!file_exists(options.drivers_host + "/" + driver_file)) continue;
     std::string program = find_program(language.program, spec, options.confined);
     if (program.empty()) continue;
+    if (!std::all_of(language.also_requires.begin(), language.also_requires.end(), [&](const std::string& other) {
+          return !find_program(other, spec, options.confined).empty();
+        }))
+      continue;
     out.push_back({&language, program, options.drivers_inside + "/" + driver_file});
   }
   return out;
@@ -85,9 +90,11 @@ void Session::handle(const ExecRequest& request) {
   }
   Executor* executor = executor_for(*language, true);
   if (!executor) {
-    events_.emit(error_event("exec: " + language->name + " is not available in this sandbox (`" + language->program +
-                                 "` is not on its PATH)",
-                             request.id));
+    std::string programs = "`" + language->program + "`";
+    for (const auto& other : language->also_requires) programs += " or `" + other + "`";
+    events_.emit(error_event(
+        "exec: " + language->name + " is not available in this sandbox (" + programs + " is not on its PATH)",
+        request.id));
     return;
   }
   if (executor_with_block(request.id)) {

@@ -40,6 +40,18 @@ TEST(CodeExtract, ToolCall) {
   EXPECT_TRUE(e.parts[1].problem.empty());
 }
 
+TEST(CodeExtract, OpenInterpretersOtherLanguagesHaveTheirAliases) {
+  EXPECT_EQ("ruby", canonical_language("rb"));
+  EXPECT_EQ("r", canonical_language("R"));
+  EXPECT_EQ("r", canonical_language("Rscript"));
+  EXPECT_EQ("java", canonical_language("jshell"));
+  EXPECT_EQ("html", canonical_language("HTM"));
+  auto e = extract_answer(text("```R\nx <- 1\n```"), {"python", "r"});
+  ASSERT_EQ(1u, code_parts(e).size());
+  EXPECT_EQ("r", code_parts(e)[0]->message.format);
+  EXPECT_TRUE(code_parts(e)[0]->problem.empty()) << code_parts(e)[0]->problem;
+}
+
 TEST(CodeExtract, FencedBlockWithoutTagIsPython) {
   auto e = extract_answer(text("Let me look.\n```\nimport os\nprint(os.getcwd())\n```\nDone."), kLangs);
   auto code = code_parts(e);

@@ -104,6 +104,31 @@ TEST_F(AgentE2E, HallucinatedFormatsAreRepairedOrToldBack) {
   EXPECT_NE(std::string::npos, output_fed_back(server, 5).find("Unknown language `cobol`"));
 }
 
+TEST_F(AgentE2E, TheModelIsToldOfHtmlRubyRAndJavaAndAPageLandsInTheWorkspace) {
+  // Open Interpreter's languages besides python, shell and javascript (tools/dev installs their interpreters).
+  ScriptedServer server(json::array({tool("html", "<h1>from the model</h1>"),
+                                     say("Saved. R code next.\n```R\n6 * 7\n```"),
+                                     say("The page is saved and R said 42.")}));
+  RunResult r = run(server, {"make a page"});
+  EXPECT_EQ(0, r.exit_code) << r.out << r.err;
+  auto reqs = server.requests();
+  ASSERT_EQ(3u, reqs.size()) << r.out << r.err;
+  // Without html in the executors the tool's enum would not offer it and the model would not know what it does.
+  auto languages = reqs[0]["body"]["tools"][0]["function"]["parameters"]["properties"]["language"]["enum"];
+  for (const char* name : {"python", "shell", "ruby", "r", "java", "html"}) {
+    EXPECT_NE(languages.end(), std::find(languages.begin(), languages.end(), name)) << name << ": " << languages;
+  }
+  std::string system = reqs[0]["body"]["messages"][0]["content"];
+  EXPECT_NE(std::string::npos, system.find("oi-html/<n>.html")) << system;
+  EXPECT_NE(std::string::npos, system.find("java: runs in JShell")) << system;
+  const std::string page = workspace_.path() + "/oi-html/1.html";
+  EXPECT_EQ("<h1>from the model</h1>", read_text(page));
+  EXPECT_NE(std::string::npos, output_fed_back(server, 1).find("HTML saved to " + page)) << output_fed_back(server, 1);
+  // A fence tagged `R` runs in the r executor.
+  std::string last = reqs[2]["body"]["messages"].back()["content"];
+  EXPECT_NE(std::string::npos, last.find("[1] 42")) << last;
+}
+
 TEST_F(AgentE2E, AnErrorIsFedBackAndCorrected) {
   ScriptedServer server(json::array({tool("python", "print(undefined_name)"),
                                      tool("python", "undefined_name = 'fixed'\nprint(undefined_name)"),

@@ -51,14 +51,19 @@ TEST(Profile, PolicyFileIsRelativeToTheProfile) {
 TEST(Profile, UnknownKeyIsAnErrorWithLineAndColumn) {
   auto p = parse_profile("llm:\n  model: x\n  modle: y\n", "/p/x.yaml");
   ASSERT_FALSE(p);
-  EXPECT_NE(std::string::npos, p.status().message().find("/p/x.yaml:3:3: unknown key `llm.modle`"))
+  EXPECT_NE(std::string::npos,
+            p.status().message().find("/p/x.yaml:3:3: unknown key `llm.modle`; did you mean `llm.model`?"))
       << p.status().message();
 }
 
-TEST(Profile, OpenInterpreterKeysWeDoNotUseAreWarnings) {
-  auto p = parse_profile("safe_mode: ask\nllm:\n  execution_instructions: x\n", "/p/x.yaml");
+TEST(Profile, OpenInterpreterKeysWithoutEffectHereAreNotes) {
+  auto p = parse_profile("safe_mode: ask\nllm:\n  execution_instructions: x\ndisable_telemetry: true\n", "/p/x.yaml");
   ASSERT_TRUE(p) << p.status().message();
-  EXPECT_EQ(2u, p->warnings.size());
+  EXPECT_EQ("ask", *p->safe_mode);  // applied
+  ASSERT_EQ(2u, p->notes.size());
+  EXPECT_NE(std::string::npos, p->notes[0].find("/p/x.yaml:3:3: `llm.execution_instructions`")) << p->notes[0];
+  EXPECT_NE(std::string::npos, p->notes[1].find("no telemetry")) << p->notes[1];
+  EXPECT_TRUE(p->warnings.empty());
 }
 
 TEST(Profile, BadValuesAreErrors) {
