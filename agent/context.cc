@@ -1,5 +1,7 @@
 #include "agent/context.h"
 
+#include "agent/llm/image.h"
+
 namespace oishell::agent {
 namespace {
 constexpr size_t kPerMessage = 4;  // role and framing tokens
@@ -8,7 +10,10 @@ constexpr const char* kCutMarker = "\n\n[... middle of this message left out to 
 
 size_t estimate_tokens(std::string_view text) { return (text.size() + 3) / 4; }
 
-size_t estimate_tokens(const Message& m) { return estimate_tokens(m.content) + estimate_tokens(m.format) + kPerMessage; }
+size_t estimate_tokens(const Message& m) {
+  if (m.type == "image") return image_tokens(m) + kPerMessage;
+  return estimate_tokens(m.content) + estimate_tokens(m.format) + kPerMessage;
+}
 
 size_t estimate_tokens(const std::vector<Message>& messages) {
   size_t total = 0;
@@ -16,11 +21,28 @@ size_t estimate_tokens(const std::vector<Message>& messages) {
   return total;
 }
 
-Trimmed trim_to_window(const std::string& system, const std::vector<Message>& messages, size_t context_window,
+Trimmed trim_to_window(const std::string& system, const std::vector<Message>& all, size_t context_window,
                        size_t reserve) {
   Trimmed out;
   size_t fixed = estimate_tokens(system) + kPerMessage;
   size_t budget = context_window > fixed + reserve ? context_window - fixed - reserve : 0;
+  // Images go first, oldest first: each becomes a line saying what it was.
+  std::vector<Message> described;
+  const std::vector<Message>* source = &all;
+  size_t total = estimate_tokens(all);
+  for (size_t i = 0; i < all.size() && total > budget; ++i) {
+    if (!is_image_data(all[i])) continue;
+    if (source == &all) {
+      described = all;
+      source = &described;
+    }
+    Message note{all[i].role, "image", "description", describe_image(all[i]) + ", left out to fit the context window",
+                 all[i].call_id};
+    total = total - estimate_tokens(all[i]) + estimate_tokens(note);
+    described[i] = std::move(note);
+    ++out.images_dropped;
+  }
+  const std::vector<Message>& messages = *source;
   // Walk back from the newest message while it fits.
   size_t used = 0;
   size_t first = messages.size();

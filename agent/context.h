@@ -1,7 +1,9 @@
 #pragma once
 // Keeping the conversation inside the model's context window: a token estimate (about 4 bytes a token for English
 // and code; no tokenizer ships with the agent) and trimming, oldest messages first, keeping the system prompt and
-// the newest message (cut in the middle if it alone is too big).
+// the newest message (cut in the middle if it alone is too big). An image counts what the APIs charge for it (about
+// width×height/750 tokens, agent/llm/image.h), not its base64 text; when the conversation does not fit, images are
+// left out first, oldest first (each replaced by a line saying what it was), before any message is.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@ struct Trimmed {
   std::vector<Message> messages;
   size_t dropped = 0;      // messages left out
   bool cut_last = false;   // the newest message was shortened
+  size_t images_dropped = 0;  // images replaced by their description
   size_t tokens = 0;       // estimate of system + messages
 };
 

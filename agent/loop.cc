@@ -4,8 +4,11 @@
 #include "agent/editor.h"
 #include "agent/context.h"
 #include "agent/interrupt.h"
+#include "agent/llm/image.h"
+#include "agent/llm/prompt_images.h"
 #include "agent/llm/provider.h"
 #include "agent/magic.h"
+#include "agent/paths.h"
 #include "agent/partial_json.h"
 #include "agent/stream_splitter.h"
 #include "agent/system_prompt.h"
@@ -93,7 +96,22 @@ class LoopSink final : public StreamSink {
 
 }  // namespace
 
-Agent::Agent(AgentParts parts) : parts_(std::move(parts)), messages_(std::move(parts_.history)) {}
+Agent::Agent(AgentParts parts)
+    : parts_(std::move(parts)),
+      messages_(std::move(parts_.history)),
+      cost_(parts_.llm ? parts_.llm->settings().price : std::nullopt) {}
+
+size_t Agent::context_window() {
+  if (parts_.config.context_window) return static_cast<size_t>(*parts_.config.context_window);
+  if (!parts_.llm) return 8000;
+  const LlmSettings& s = parts_.llm->settings();
+  return static_cast<size_t>(default_context_window(s.provider, s.model));
+}
+
+size_t Agent::answer_reserve() {
+  return parts_.config.max_tokens ? static_cast<size_t>(*parts_.config.max_tokens)
+                                  : std::min<size_t>(4096, context_window() / 4);
+}
 
 std::vector<std::string> Agent::languages() {
   std::vector<std::string> available = parts_.executor->languages();
@@ -135,12 +153,31 @@ void Agent::append(Message m) {
   save();
 }
 
+void Agent::attach_prompt_images(const std::string& user_text) {
+  Display& d = *parts_.display;
+  const bool sees = parts_.llm && parts_.llm->settings().supports_vision;
+  for (auto& image : load_prompt_images(user_text, home_dir(process_env()))) {
+    if (!image.message) {
+      d.notice(NoticeLevel::warning, "image not attached: " + image.problem);
+      continue;
+    }
+    std::string what = describe_image(*image.message);
+    d.notice(NoticeLevel::info,
+             sees ? "attached " + image.path + " (" + what + ")"
+                  : "attached " + image.path + " (" + what + ") as a description: " + parts_.llm->settings().model +
+                        " is not known to see images (--llm_supports_vision sends it as an image)");
+    append(std::move(*image.message));
+  }
+}
+
 void Agent::show_no_model_help() {
   parts_.display->notice(
       NoticeLevel::info,
-      "No language model is configured, so there is nobody to answer yet. Configure one with any of:\n"
+      "No language model is configured, so there is nobody to answer yet. The default, gpt-4o, needs\n"
+      "OPENAI_API_KEY (at a terminal it is asked for). Configure a model with any of:\n"
       "  interpreter --model gpt-4o                      (and OPENAI_API_KEY in the environment)\n"
       "  interpreter --model claude-sonnet-4-5           (and ANTHROPIC_API_KEY)\n"
+      "  interpreter --model groq/llama-3.3-70b-versatile  (and GROQ_API_KEY; docs/models.md lists the providers)\n"
       "  interpreter --model ollama/llama3.1             (a local Ollama on port 11434; no key)\n"
       "  interpreter --api_base http://localhost:8080/v1 --model local   (llama.cpp, LM Studio, vLLM...)\n"
       "  interpreter --local                             (find a local server)\n"
@@ -190,16 +227,18 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
   poll_sandbox();
   parts_.llm->set_languages(languages());
   std::string system = system_prompt();
-  const LlmSettings& s = parts_.llm->settings();
-  size_t window = parts_.config.context_window ? static_cast<size_t>(*parts_.config.context_window)
-                                               : static_cast<size_t>(default_context_window(s.provider, s.model));
-  size_t reserve = parts_.config.max_tokens ? static_cast<size_t>(*parts_.config.max_tokens)
-                                            : std::min<size_t>(4096, window / 4);
-  Trimmed trimmed = trim_to_window(system, messages_, window, reserve);
+  size_t window = context_window();
+  Trimmed trimmed = trim_to_window(system, messages_, window, answer_reserve());
   if ((trimmed.dropped > 0 || trimmed.cut_last) && parts_.config.verbose) {
     d.notice(NoticeLevel::info, "context: left out the " + std::to_string(trimmed.dropped) +
                                     " oldest messages to fit the context window of " + std::to_string(window) +
                                     " tokens");
+  }
+  if (parts_.config.max_budget) {
+    if (auto refusal = budget_refusal(cost_, *parts_.config.max_budget, static_cast<long>(trimmed.tokens))) {
+      d.notice(NoticeLevel::error, *refusal);
+      return TurnEnd::budget;
+    }
   }
   LoopSink sink(d, interrupts_at_start);
   d.waiting(true);
@@ -209,6 +248,11 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
     d.notice(NoticeLevel::error, response.status().message());
     return TurnEnd::error;
   }
+  // Billed whether or not the answer was complete; the estimate stands in when the API reported no usage.
+  size_t answer_bytes = response->text.size();
+  for (const auto& call : response->tool_calls) answer_bytes += call.arguments.size() + call.name.size();
+  cost_.add(response->usage,
+            TokenUsage{static_cast<long>(trimmed.tokens), static_cast<long>((answer_bytes + 3) / 4)});
   Extraction ex = extract_answer(*response, languages());
   if (parts_.config.verbose) {
     for (const auto& r : ex.repairs) d.notice(NoticeLevel::info, "repaired: " + r);
@@ -260,6 +304,7 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
     bool stop_turn = false;
     std::string feedback = run_block(part.message.format, part.message.content, call_id, &stop_turn);
     append(Message::console(feedback, call_id));
+    for (auto& image : take_block_images()) append(std::move(image));
     if (stop_turn) return TurnEnd::interrupted;
     if (interrupt::count() != interrupts_at_start) stop = true;  // interrupted: let the model react first
   }
@@ -342,6 +387,7 @@ TurnEnd Agent::respond(const std::string& user_text) {
     return TurnEnd::no_model;
   }
   append(Message::user(user_text));
+  attach_prompt_images(user_text);
   int turns = 0;
   while (true) {
     TurnEnd end = run_turns(&turns);

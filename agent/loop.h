@@ -13,12 +13,13 @@
 #include "agent/display.h"
 #include "agent/executor.h"
 #include "agent/llm/client.h"
+#include "agent/llm/cost.h"
 #include "agent/message.h"
 #include "agent/user_input.h"
 
 namespace oishell::agent {
 
-enum class TurnEnd { done, interrupted, error, max_turns, declined, no_model };
+enum class TurnEnd { done, interrupted, error, max_turns, declined, no_model, budget };
 
 struct AgentParts {
   AgentConfig config;
@@ -48,16 +49,23 @@ class Agent {
   UserInput& input() { return *parts_.input; }
   LlmClient* llm() { return parts_.llm.get(); }
   ConversationStore* store() { return parts_.store; }
+  // What the session's model calls have cost so far.
+  const CostMeter& cost() const { return cost_; }
+  // The context window and the tokens kept for the answer, for the model in use.
+  size_t context_window();
+  size_t answer_reserve();
   std::string system_prompt();
   std::vector<std::string> languages();
   void save();
   void append(Message m);
-  // Runs `code` and shows its output (for `%% cmd`); returns the output fed to the model, were it asked.
+  // Runs `code` and shows its output (for `%% cmd`); returns the output fed to the model, were it asked. The images
+  // the block displayed (as the executor sent them) wait in take_block_images() until the next block.
   std::string run_block(const std::string& language, const std::string& code, const std::string& call_id,
                         bool* stop_turn);
   // Shows (and does not yet tell the model) what the sandbox reported while no block ran; the next block's feedback
   // carries it. Never waits.
   void poll_sandbox();
+  std::vector<Message> take_block_images() { return std::exchange(block_images_, {}); }
   // Shuts the sandbox down, showing what it reports then, after repeating the session's host-change warnings when
   // a later block's output may have covered them. The model is not told (the session is over).
   void end_session();
@@ -68,6 +76,8 @@ class Agent {
   enum class Confirm { run, skip, stop };
   Confirm confirm(Message* code);
   TurnEnd one_model_turn(bool* ran_code, unsigned interrupts_at_start);
+  // The images the user's message names (agent/llm/prompt_images.h), read and added after it.
+  void attach_prompt_images(const std::string& user_text);
   // Model turns until the model answers without code; *turns counts them against --max_turns.
   TurnEnd run_turns(int* turns);
   // Multi-line input: a line starting with """ (or ``` with --multi_line) opens it, a line ending with the same
@@ -80,6 +90,8 @@ class Agent {
 
   AgentParts parts_;
   std::vector<Message> messages_;
+  CostMeter cost_;
+  std::vector<Message> block_images_;  // the last block's images ({"role": "computer", "type": "image", ...})
   bool save_warned_ = false;
   std::vector<HostChange> host_changes_shown_;  // this session's, in the order shown
   bool warnings_may_be_hidden_ = false;         // a block ran after one was shown

@@ -12,6 +12,7 @@
 #include "agent/llm/transport.h"
 #include "agent/loop.h"
 #include "agent/magic_export.h"
+#include "agent/magic_tokens.h"
 
 namespace oishell::agent {
 namespace {
@@ -28,7 +29,7 @@ constexpr const char* kHelp =
     "%auto_run [on|off]    run code without asking (on without an argument)\n"
     "%verbose [on|off]     show more detail (on without an argument)\n"
     "%debug [on|off]       OI's developer mode (here: verbose; on without an argument)\n"
-    "%tokens               estimate the tokens the next request will use\n"
+    "%tokens [prompt]      the conversation's tokens (and a prompt's), the next call's and the session's cost\n"
     "%info                 model, sandbox and session details\n"
     "%policy               what the sandbox allows\n"
     "%help                 this list";
@@ -165,12 +166,7 @@ void handle_magic(Agent& agent, const std::string& line) {
     if (path.empty()) path = fresh_name("open-interpreter", ".md");
     write_export(d, path, markdown_from_messages(agent.messages()) + "\n", "Markdown transcript");
   } else if (cmd == "tokens") {
-    std::string system = agent.system_prompt();
-    size_t sys = estimate_tokens(system), msgs = estimate_tokens(agent.messages());
-    std::string window = agent.config().context_window ? std::to_string(*agent.config().context_window) : "default";
-    d.notice(NoticeLevel::info, "about " + std::to_string(sys + msgs) + " tokens (system prompt " +
-                                    std::to_string(sys) + ", messages " + std::to_string(msgs) +
-                                    "); context window " + window + " (estimate: 4 characters a token)");
+    show_tokens(agent, arg);
   } else if (cmd == "info") {
     std::string text;
     if (LlmClient* llm = agent.llm()) {

@@ -26,6 +26,11 @@ std::string conversations_dir(const EnvLookup& env) {
   return home_dir(env) + "/.local/share/open-interpreter/conversations";
 }
 
+std::string keys_dir(const EnvLookup& env) {
+  if (auto x = env("XDG_CONFIG_HOME"); x && x->front() == '/') return *x + "/open-interpreter/keys";
+  return home_dir(env) + "/.config/open-interpreter/keys";
+}
+
 std::string oi_conversations_dir(const EnvLookup& env) {
   if (auto x = env("XDG_CONFIG_HOME"); x && x->front() == '/') return *x + "/open-interpreter/conversations";
   return home_dir(env) + "/.config/open-interpreter/conversations";

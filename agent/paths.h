@@ -3,6 +3,7 @@
 //   profiles       $XDG_CONFIG_HOME/open-interpreter/profiles  (else ~/.config/open-interpreter/profiles)
 //   models         $XDG_CONFIG_HOME/open-interpreter/models    (else ~/.config/open-interpreter/models)
 //   conversations  $XDG_DATA_HOME/open-interpreter/conversations (else ~/.local/share/open-interpreter/conversations)
+//   saved keys     $XDG_CONFIG_HOME/open-interpreter/keys  (ours; agent/llm/key_store.h)
 #include <string>
 
 #include "agent/llm/provider.h"
@@ -13,6 +14,7 @@ std::string home_dir(const EnvLookup& env);
 std::string profiles_dir(const EnvLookup& env);
 std::string models_dir(const EnvLookup& env);
 std::string conversations_dir(const EnvLookup& env);
+std::string keys_dir(const EnvLookup& env);
 // Where Open Interpreter itself saves conversations: $XDG_CONFIG_HOME/open-interpreter/conversations (else
 // ~/.config/...), its platformdirs user_config_dir. Listed by --conversations beside this agent's own.
 std::string oi_conversations_dir(const EnvLookup& env);

@@ -7,6 +7,7 @@
 
 #include "agent/editor.h"
 #include "agent/feedback.h"
+#include "agent/llm/image.h"
 #include "agent/loop.h"
 #include "base/terminal_text.h"
 
@@ -100,18 +101,25 @@ class SandboxObserver : public ExecObserver {
 
 class BlockObserver final : public SandboxObserver {
  public:
-  BlockObserver(Display& display, UserInput& input, OutputTail& tail)
-      : SandboxObserver(display, input, /*may_ask=*/true), tail_(tail) {}
+  BlockObserver(Display& display, UserInput& input, OutputTail& tail, std::vector<Message>& images)
+      : SandboxObserver(display, input, /*may_ask=*/true), tail_(tail), images_(images) {}
 
   void on_output(std::string_view stream, std::string_view data) override {
     display_.console_output(stream, data);
     tail_.add(data);
   }
   void on_active_line(int line) override { display_.active_line(line); }
-  void on_image(const std::string& format, const std::string& base64) override { display_.image(format, base64); }
+  // An image the block displayed, as the executor protocol carried it (the supervisor checked the format and the
+  // base64): shown, and kept for the model. Nothing is read from a path the sandbox named.
+  void on_image(const std::string& format, const std::string& base64) override {
+    display_.image(format, base64);
+    Message image{"computer", "image", "base64." + format, base64, ""};
+    if (is_image_data(image)) images_.push_back(std::move(image));
+  }
 
  private:
   OutputTail& tail_;
+  std::vector<Message>& images_;
 };
 
 }  // namespace
@@ -128,7 +136,8 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
   Display& d = *parts_.display;
   size_t max_output = static_cast<size_t>(parts_.config.max_output);
   OutputTail tail(max_output);
-  BlockObserver observer(d, *parts_.input, tail);
+  block_images_.clear();
+  BlockObserver observer(d, *parts_.input, tail, block_images_);
   if (!host_changes_shown_.empty()) warnings_may_be_hidden_ = true;  // this block's output may clear the screen
   d.console_begin();
   auto result = parts_.executor->exec(language, code, observer);

@@ -13,7 +13,9 @@
 #include "agent/llm/local.h"
 #include "agent/llm/provider.h"
 #include "agent/llm/transport.h"
+#include "agent/llm/key_store.h"
 #include "agent/loop.h"
+#include "agent/model_setup.h"
 #include "agent/paths.h"
 #include "agent/profile_actions.h"
 #include "base/terminal_text.h"
@@ -29,6 +31,7 @@ int exit_code(TurnEnd end) {
     case TurnEnd::error: return 1;
     case TurnEnd::no_model: return 2;
     case TurnEnd::max_turns: return 3;
+    case TurnEnd::budget: return 4;
     case TurnEnd::interrupted: return 130;
   }
   return 1;
@@ -158,32 +161,34 @@ int run_session(const CliOptions& cli) {
     if (c.model.provider.empty()) c.model.provider = "openai";
   }
 
+  TerminalInput input(c.json, prompt_history_path(env));
+  KeyStore keys(keys_dir(env));
+  auto chosen = choose_model(c, env, *display, input, keys);
+  if (!chosen) {
+    display->notice(NoticeLevel::error, chosen.status().message());
+    return 2;
+  }
   std::unique_ptr<LlmClient> llm;
   LlmSettings settings;
-  if (!c.model.model.empty() || !c.model.api_base.empty()) {
-    ModelChoice choice = c.model;
-    if (choice.model.empty()) choice.model = "local";  // an --api_base alone: the server's default model
-    if (Status s = resolve_provider(choice, env, &settings); !s.is_ok()) {
-      display->notice(NoticeLevel::error, s.message());
-      return 2;
-    }
-    settings.temperature = c.temperature;
-    settings.max_tokens = c.max_tokens;
-    settings.supports_functions = c.supports_functions;
+  if (*chosen) {
+    settings = **chosen;
     llm = make_client(settings);
   }
 
   SupervisorOptions sup;
   sup.sandbox = c.sandbox;
   sup.policy = c.policy;
-  sup.secret_variables = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_API_KEY"};
+  // Every provider's key variables, the key in use and every saved key: none reaches the sandbox.
+  for (const auto& row : provider_table()) {
+    for (auto v : row.key_variables) sup.secret_variables.emplace_back(v);
+  }
   if (!settings.key_variable.empty()) sup.secret_variables.push_back(settings.key_variable);
   if (!settings.api_key.empty()) sup.secret_values.push_back(settings.api_key);
+  for (auto& k : keys.all()) sup.secret_values.push_back(std::move(k));
   SupervisorClient executor(sup);
   executor.prestart();
 
   ConversationStore store(conversations_dir(env));
-  TerminalInput input(c.json, prompt_history_path(env));
   AgentParts parts;
   if (c.conversations) {
     auto picked = pick_conversation(store.dir(), oi_conversations_dir(env), *display, input);
@@ -230,7 +235,7 @@ int run_session(const CliOptions& cli) {
   } else {
     if (display->interactive()) {
       std::string model = agent.llm() ? agent.llm()->settings().model + " (" +
-                                            provider_display_name(agent.llm()->settings().provider) + ")"
+                                            api_display_name(agent.llm()->settings()) + ")"
                                       : "no model";
       display->notice(NoticeLevel::info, std::string("interpreter ") + build::kVersion + " · " + model + " · " +
                                              executor.description() + " · auto_run " +

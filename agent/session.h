@@ -3,7 +3,7 @@
 // found), the sandbox supervisor started, a conversation resumed (--conversations), then one prompt (arguments or
 // --stdin) or the interactive chat. Returns the process exit status:
 //   0 done; 1 an error (model, network, sandbox); 2 bad flags or profile, or no model for a one-shot prompt;
-//   3 stopped by --max_turns; 130 stopped by Ctrl-C.
+//   3 stopped by --max_turns; 4 stopped by --max_budget; 130 stopped by Ctrl-C.
 #include "agent/config.h"
 
 namespace oishell::agent {

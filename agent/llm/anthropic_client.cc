@@ -11,14 +11,21 @@ using nlohmann::json;
 
 namespace {
 constexpr int kDefaultMaxTokens = 4096;  // the API requires max_tokens
+
+// A token count of a usage object: 0 when absent, null or not a number.
+long count(const json& usage, const char* key, long fallback = 0) {
+  auto it = usage.find(key);
+  return it != usage.end() && it->is_number() ? it->get<long>() : fallback;
 }
+}  // namespace
 
 json AnthropicClient::request_body(const std::string& system, const std::vector<Message>& messages) const {
   json body = {{"model", settings_.model},
                {"stream", true},
                {"max_tokens", settings_.max_tokens.value_or(kDefaultMaxTokens)},
                {"system", system},
-               {"messages", to_anthropic_messages(messages, settings_.supports_functions)}};
+               {"messages",
+                to_anthropic_messages(messages, settings_.supports_functions, settings_.supports_vision)}};
   if (settings_.temperature) body["temperature"] = *settings_.temperature;
   if (settings_.supports_functions) {
     body["tools"] = json::array({{{"name", "execute"},
@@ -66,7 +73,23 @@ Status apply_anthropic_event(const std::string& event, const std::string& data, 
       response->tool_calls[call].arguments += delta.value("partial_json", "");
       sink.on_tool_call(call, response->tool_calls[call]);
     }
+  } else if (type == "message_start") {
+    // The input tokens: uncached, written to the cache and read from it (all are billed, at different rates).
+    if (j.contains("message") && j["message"].is_object() && j["message"].contains("usage") &&
+        j["message"]["usage"].is_object()) {
+      const json& u = j["message"]["usage"];
+      TokenUsage usage;
+      usage.input = count(u, "input_tokens") + count(u, "cache_creation_input_tokens") +
+                    count(u, "cache_read_input_tokens");
+      usage.output = count(u, "output_tokens");
+      response->usage = usage;
+    }
   } else if (type == "message_delta") {
+    if (j.contains("usage") && j["usage"].is_object()) {  // output_tokens so far (cumulative)
+      TokenUsage usage = response->usage.value_or(TokenUsage{});
+      usage.output = count(j["usage"], "output_tokens", usage.output);
+      response->usage = usage;
+    }
     if (j.contains("delta") && j["delta"].is_object()) {
       std::string reason = j["delta"].value("stop_reason", "");
       if (!reason.empty()) response->stop_reason = reason;

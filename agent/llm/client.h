@@ -12,8 +12,23 @@
 
 namespace oishell::agent {
 
-enum class Provider { openai, anthropic, ollama };
-std::string_view provider_name(Provider p);  // "openai", "anthropic", "ollama"
+// The wire format spoken: OpenAI-compatible chat completions (OpenAI and the gateways and hosts that copy its API),
+// Anthropic Messages, Ollama's OpenAI-compatible API, and Azure OpenAI (chat completions at Azure's URL shape, with
+// an `api-key` header).
+enum class Provider { openai, anthropic, ollama, azure };
+std::string_view provider_name(Provider p);  // "openai", "anthropic", "ollama", "azure"
+
+// A model's price in USD per million tokens.
+struct TokenPrice {
+  double input = 0;
+  double output = 0;
+};
+
+// What one answer cost in tokens, as the API reported it.
+struct TokenUsage {
+  long input = 0;   // prompt tokens (cache reads and writes included)
+  long output = 0;  // completion tokens
+};
 
 struct LlmSettings {
   Provider provider = Provider::openai;
@@ -22,6 +37,12 @@ struct LlmSettings {
   std::string api_key;        // may be empty (local servers)
   std::string key_source;     // where the key came from, for error messages ("OPENAI_API_KEY", "--api_key")
   std::string key_variable;   // the variable the provider's key is read from ("OPENAI_API_KEY")
+  std::string service;        // the provider table's row ("openai", "groq", "azure"; agent/llm/provider.h)
+  std::string service_name;   // "OpenAI", "Groq", "Azure OpenAI", for messages
+  std::string api_version;    // Azure's api-version query parameter
+  bool stream_usage = false;  // ask for token usage in the stream (OpenAI's stream_options.include_usage)
+  bool supports_vision = false;  // images are sent as images (else described in text)
+  std::optional<TokenPrice> price;  // nullopt: unknown, the session's cost cannot be tracked
   std::optional<double> temperature;
   std::optional<int> max_tokens;
   bool supports_functions = true;
@@ -45,6 +66,7 @@ struct LlmResponse {
   bool complete = false;     // the stream ended properly ([DONE], message_stop, finish_reason)
   bool cancelled = false;    // Ctrl-C
   std::string cut_reason;    // why an incomplete stream ended ("connection closed", curl's message)
+  std::optional<TokenUsage> usage;  // when the API reported it
 };
 
 // What the client reports while the answer streams in.

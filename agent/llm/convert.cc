@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "agent/json_util.h"
+#include "agent/llm/image.h"
 
 namespace oishell::agent {
 namespace {
@@ -44,6 +45,7 @@ class CallIds {
 };
 
 constexpr const char* kNotRun = "The code was not run.";
+constexpr const char* kCodeImageIntro = "The code displayed this image (it was also shown to the user):";
 
 }  // namespace
 
@@ -66,7 +68,8 @@ std::string output_as_user_text(const std::string& output) {
   return "The code above was executed. Its output:\n```\n" + non_empty(output, "(no output)") + "\n```";
 }
 
-json to_openai_messages(const std::string& system, const std::vector<Message>& messages, bool use_tools) {
+json to_openai_messages(const std::string& system, const std::vector<Message>& messages, bool use_tools,
+                        bool vision) {
   json out = json::array();
   out.push_back({{"role", "system"}, {"content", system}});
   CallIds ids;
@@ -110,15 +113,30 @@ json to_openai_messages(const std::string& system, const std::vector<Message>& m
       }
     } else if (m.role == "computer" && m.type == "console") {
       out.push_back({{"role", "user"}, {"content", output_as_user_text(m.content)}});
-    } else if (m.role == "computer" && m.type == "image") {
-      out.push_back({{"role", "user"}, {"content", "(The code displayed an image, shown to the user.)"}});
+    } else if ((m.role == "computer" || m.role == "user") && m.type == "image") {
+      if (!vision || !is_image_data(m)) {
+        out.push_back({{"role", "user"}, {"content", image_as_text(m)}});
+        continue;
+      }
+      json parts = json::array();
+      if (m.role == "computer") parts.push_back({{"type", "text"}, {"text", kCodeImageIntro}});
+      parts.push_back({{"type", "image_url"},
+                       {"image_url", {{"url", "data:" + image_media_type(m) + ";base64," + m.content}}}});
+      // With the user message before it (the user's words, a code output, an earlier image) as one message.
+      if (out.back()["role"] == "user") {
+        json& content = out.back()["content"];
+        if (content.is_string()) content = json::array({{{"type", "text"}, {"text", content.get<std::string>()}}});
+        for (auto& p : parts) content.push_back(std::move(p));
+      } else {
+        out.push_back({{"role", "user"}, {"content", std::move(parts)}});
+      }
     }
   }
   close_pending();
   return out;
 }
 
-json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools) {
+json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools, bool vision) {
   json out = json::array();
   auto add_block = [&out](const char* role, json block) {
     if (out.empty() || out.back()["role"] != role) out.push_back({{"role", role}, {"content", json::array()}});
@@ -147,6 +165,17 @@ json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools)
       }
     }
     if (m.role == "assistant" && ids.has_pending()) close_pending();
+    if ((m.role == "computer" || m.role == "user") && m.type == "image") {
+      close_pending();
+      if (!vision || !is_image_data(m)) {
+        add_block("user", {{"type", "text"}, {"text", image_as_text(m)}});
+        continue;
+      }
+      if (m.role == "computer") add_block("user", {{"type", "text"}, {"text", kCodeImageIntro}});
+      add_block("user", {{"type", "image"},
+                         {"source", {{"type", "base64"}, {"media_type", image_media_type(m)}, {"data", m.content}}}});
+      continue;
+    }
     std::string text;
     const char* role = "user";
     if (m.role == "user" && m.type == "message") {
@@ -156,8 +185,6 @@ json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools)
       text = m.type == "code" ? fenced(m) : m.content;
     } else if (m.role == "computer" && m.type == "console") {
       text = output_as_user_text(m.content);
-    } else if (m.role == "computer" && m.type == "image") {
-      text = "(The code displayed an image, shown to the user.)";
     }
     if (text.empty()) continue;
     if (std::string(role) == "user") close_pending();

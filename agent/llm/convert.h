@@ -15,10 +15,15 @@ namespace oishell::agent {
 nlohmann::json execute_tool_schema(const std::vector<std::string>& languages);
 extern const char* const kExecuteToolDescription;
 
+// Images (agent/llm/image.h) go to a model that can see (`vision`) in each API's form: OpenAI's
+// {"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}} part of a user message, Anthropic's
+// {"type": "image", "source": {"type": "base64", "media_type", "data"}} block; to other models as a description.
+
 // "messages" of a chat-completions request, system prompt first.
-nlohmann::json to_openai_messages(const std::string& system, const std::vector<Message>& messages, bool use_tools);
+nlohmann::json to_openai_messages(const std::string& system, const std::vector<Message>& messages, bool use_tools,
+                                  bool vision = false);
 // "messages" of an Anthropic Messages request (the system prompt goes in its own field).
-nlohmann::json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools);
+nlohmann::json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools, bool vision = false);
 
 // How code output is put to a model that has no tools.
 std::string output_as_user_text(const std::string& output);

@@ -8,6 +8,7 @@ std::unique_ptr<LlmClient> make_client(const LlmSettings& settings) {
   switch (settings.provider) {
     case Provider::anthropic: return std::make_unique<AnthropicClient>(settings);
     case Provider::openai:
+    case Provider::azure:
     case Provider::ollama: return std::make_unique<OpenAiClient>(settings);
   }
   return std::make_unique<OpenAiClient>(settings);

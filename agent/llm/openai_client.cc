@@ -12,9 +12,11 @@ using nlohmann::json;
 json OpenAiClient::request_body(const std::string& system, const std::vector<Message>& messages) const {
   json body = {{"model", settings_.model},
                {"stream", true},
-               {"messages", to_openai_messages(system, messages, settings_.supports_functions)}};
+               {"messages",
+                to_openai_messages(system, messages, settings_.supports_functions, settings_.supports_vision)}};
   if (settings_.temperature) body["temperature"] = *settings_.temperature;
   if (settings_.max_tokens) body["max_tokens"] = *settings_.max_tokens;
+  if (settings_.stream_usage) body["stream_options"] = {{"include_usage", true}};
   if (settings_.supports_functions) {
     body["tools"] = json::array({{{"type", "function"},
                                   {"function", {{"name", "execute"},
@@ -33,6 +35,18 @@ Status apply_openai_chunk(const std::string& data, LlmResponse* response, Stream
   if (!chunk.is_object()) return Status::ok();  // not JSON: tolerated (some gateways send keep-alive text)
   if (auto err = chunk.find("error"); err != chunk.end() && !err->is_null()) {
     return Status::error("the model's stream reported an error: " + api_error_text(dump_json(chunk)));
+  }
+  // With stream_options.include_usage the last chunk (no choices) carries the usage; some servers send it on
+  // every chunk, so the last one seen counts.
+  if (auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) {
+    auto count = [&u](const char* key) -> long {
+      auto it = u->find(key);
+      return it != u->end() && it->is_number() ? it->get<long>() : 0;
+    };
+    TokenUsage usage;
+    usage.input = count("prompt_tokens");
+    usage.output = count("completion_tokens");
+    if (usage.input > 0 || usage.output > 0) response->usage = usage;
   }
   auto choices = chunk.find("choices");
   if (choices == chunk.end() || !choices->is_array() || choices->empty()) return Status::ok();
@@ -72,9 +86,12 @@ Status apply_openai_chunk(const std::string& data, LlmResponse* response, Stream
 Result<LlmResponse> OpenAiClient::complete(const std::string& system, const std::vector<Message>& messages,
                                            StreamSink& sink) {
   SseCall call;
-  call.url = join_endpoint(settings_.api_base, "/chat/completions");
+  call.url = chat_completions_url(settings_);
   call.headers = {"Content-Type: application/json", "Accept: text/event-stream"};
-  if (!settings_.api_key.empty()) call.headers.push_back("Authorization: Bearer " + settings_.api_key);
+  if (!settings_.api_key.empty()) {
+    call.headers.push_back(settings_.provider == Provider::azure ? "api-key: " + settings_.api_key
+                                                                 : "Authorization: Bearer " + settings_.api_key);
+  }
   call.body = dump_json(request_body(system, messages));
 
   LlmResponse response;

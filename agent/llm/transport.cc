@@ -27,7 +27,7 @@ bool wait_or_cancel(long ms, StreamSink& sink) {
 }
 
 std::string auth_message(const LlmSettings& s, long status, const std::string& url, const std::string& detail) {
-  std::string msg = provider_display_name(s.provider) + " at " + url + " refused the request (HTTP " +
+  std::string msg = api_display_name(s) + " at " + url + " refused the request (HTTP " +
                     std::to_string(status) + (status == 401 ? " Unauthorized" : " Forbidden") + ")";
   if (!detail.empty()) msg += ": " + detail;
   if (s.api_key.empty()) {
@@ -46,8 +46,14 @@ std::string provider_display_name(Provider p) {
     case Provider::openai: return "OpenAI-compatible API";
     case Provider::anthropic: return "Anthropic API";
     case Provider::ollama: return "Ollama";
+    case Provider::azure: return "Azure OpenAI API";
   }
   return "API";
+}
+
+std::string api_display_name(const LlmSettings& s) {
+  if (s.service_name.empty() || s.provider == Provider::ollama) return provider_display_name(s.provider);
+  return s.service_name + "'s API";
 }
 
 std::string api_error_text(const std::string& body) {
@@ -94,7 +100,7 @@ Result<SseOutcome> stream_sse(const LlmSettings& settings, const SseCall& call, 
       return out;
     }
     if (ok_status && resp.transport_error.empty()) {
-      return Status::error(provider_display_name(settings.provider) + " at " + call.url +
+      return Status::error(api_display_name(settings) + " at " + call.url +
                            " answered with an empty stream");
     }
     // Nothing of the answer arrived: decide whether to retry.
@@ -104,18 +110,18 @@ Result<SseOutcome> stream_sse(const LlmSettings& settings, const SseCall& call, 
       why = "cannot reach " + call.url + ": " + resp.transport_error;
       retry = true;
     } else if (!resp.transport_error.empty()) {
-      why = provider_display_name(settings.provider) + " at " + call.url + ": " + resp.transport_error;
+      why = api_display_name(settings) + " at " + call.url + ": " + resp.transport_error;
       retry = true;
     } else if (resp.status == 401 || resp.status == 403) {
       return Status::error(auth_message(settings, resp.status, call.url, api_error_text(resp.error_body)));
     } else if (retryable_status(resp.status)) {
-      why = provider_display_name(settings.provider) + " answered HTTP " + std::to_string(resp.status) +
+      why = api_display_name(settings) + " answered HTTP " + std::to_string(resp.status) +
             (resp.status == 429 ? " (rate limited)" : "");
       std::string detail = api_error_text(resp.error_body);
       if (!detail.empty()) why += ": " + detail;
       retry = true;
     } else {
-      std::string msg = provider_display_name(settings.provider) + " at " + call.url + " answered HTTP " +
+      std::string msg = api_display_name(settings) + " at " + call.url + " answered HTTP " +
                         std::to_string(resp.status);
       std::string detail = api_error_text(resp.error_body);
       if (!detail.empty()) msg += ": " + detail;

@@ -27,8 +27,10 @@ struct SseOutcome {
 Result<SseOutcome> stream_sse(const LlmSettings& settings, const SseCall& call, StreamSink& sink,
                               const std::function<void(const SseEvent&)>& on_event);
 
-// "OpenAI-compatible API", "Anthropic API", "Ollama".
+// "OpenAI-compatible API", "Anthropic API", "Ollama", "Azure OpenAI API".
 std::string provider_display_name(Provider p);
+// The service by name when it is one of the provider table's ("Groq's API"), else provider_display_name().
+std::string api_display_name(const LlmSettings& settings);
 // The `error.message` of a JSON error body, else the body itself (trimmed, capped).
 std::string api_error_text(const std::string& body);
 

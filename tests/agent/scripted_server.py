@@ -13,7 +13,10 @@ SCRIPT.json is a list of responses, used in order, one per POST (to .../chat/com
    "tool_calls": [{"name": "execute", "arguments": "{...}"}],   arguments: a JSON string, sent in pieces
    "chunk": 7,                              characters per SSE delta
    "cut_after": 3,                          close the connection after this many deltas (no end marker)
-   "hold_ms": 0}                            pause before each delta
+   "hold_ms": 0,                            pause before each delta
+   "usage": {"input": 1000, "output": 50}}  token usage reported: OpenAI's final usage chunk (only when the request
+                                            asked for it with stream_options.include_usage), Anthropic's
+                                            message_start / message_delta usage
 Every request is appended to LOG.jsonl as {"path", "headers", "body"} before it is answered. A request past the
 end of the script gets a plain "(script ended)" answer.
 """
@@ -33,7 +36,7 @@ def pieces(s, n):
     return [s[i:i + n] for i in range(0, len(s), n)] or [""]
 
 
-def openai_events(r):
+def openai_events(r, request):
     n = r.get("chunk", 7)
     yield {"choices": [{"index": 0, "delta": {"role": "assistant"}}]}
     if r.get("text"):
@@ -47,12 +50,21 @@ def openai_events(r):
             yield {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "function": {"arguments": p}}]}}]}
     reason = "tool_calls" if r.get("tool_calls") else "stop"
     yield {"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
+    asked = isinstance(request, dict) and (request.get("stream_options") or {}).get("include_usage")
+    if r.get("usage") and asked:
+        u = r["usage"]
+        yield {"choices": [], "usage": {"prompt_tokens": u["input"], "completion_tokens": u["output"],
+                                        "total_tokens": u["input"] + u["output"]}}
     yield "[DONE]"
 
 
 def anthropic_events(r):
     n = r.get("chunk", 7)
-    yield ("message_start", {"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": []}})
+    u = r.get("usage")
+    start = {"id": "msg_1", "role": "assistant", "content": []}
+    if u:
+        start["usage"] = {"input_tokens": u["input"], "output_tokens": 1}
+    yield ("message_start", {"type": "message_start", "message": start})
     idx = 0
     if r.get("text"):
         yield ("content_block_start", {"type": "content_block_start", "index": idx,
@@ -73,7 +85,10 @@ def anthropic_events(r):
         idx += 1
     yield ("ping", {"type": "ping"})
     stop = "tool_use" if r.get("tool_calls") else "end_turn"
-    yield ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop}})
+    delta = {"type": "message_delta", "delta": {"stop_reason": stop}}
+    if u:
+        delta["usage"] = {"output_tokens": u["output"]}
+    yield ("message_delta", delta)
     yield ("message_stop", {"type": "message_stop"})
 
 
@@ -122,7 +137,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         anthropic = r.get("format") == "anthropic"
-        events = anthropic_events(r) if anthropic else openai_events(r)
+        events = anthropic_events(r) if anthropic else openai_events(r, body)
         sent = 0
         for ev in events:
             if "cut_after" in r and sent >= r["cut_after"]:
