@@ -100,6 +100,12 @@ std::vector<std::string> SupervisorClient::command_line() const {
     argv.push_back(looks_like_file(options_.policy) ? "--policy" : "--profile");
     argv.push_back(options_.policy);
   }
+  if (options_.sandbox == "openshell") {
+    for (const auto& path : options_.hidden_paths) {
+      argv.push_back("--hide");
+      argv.push_back(path);
+    }
+  }
   return argv;
 }
 

@@ -26,6 +26,7 @@ struct SupervisorOptions {
   std::string policy;                 // a policy file, or a built-in profile name; empty: the default profile
   std::vector<std::string> secret_variables;  // environment variables never passed on
   std::vector<std::string> secret_values;     // values never passed on (in any variable)
+  std::vector<std::string> hidden_paths;      // host paths never visible inside, whatever the policy (--hide)
   int ready_timeout_ms = 60000;
 };
 

@@ -36,6 +36,11 @@ std::string oi_conversations_dir(const EnvLookup& env) {
   return home_dir(env) + "/.config/open-interpreter/conversations";
 }
 
+std::vector<std::string> agent_private_dirs(const EnvLookup& env) {
+  auto parent = [](const std::string& p) { return p.substr(0, p.rfind('/')); };
+  return {parent(profiles_dir(env)), parent(conversations_dir(env)), parent(prompt_history_path(env))};
+}
+
 std::string prompt_history_path(const EnvLookup& env) {
   if (auto x = env("XDG_STATE_HOME"); x && x->front() == '/') return *x + "/oishell/interpreter_history";
   return home_dir(env) + "/.local/state/oishell/interpreter_history";

@@ -5,6 +5,7 @@
 //   conversations  $XDG_DATA_HOME/open-interpreter/conversations (else ~/.local/share/open-interpreter/conversations)
 //   saved keys     $XDG_CONFIG_HOME/open-interpreter/keys  (ours; agent/llm/key_store.h)
 #include <string>
+#include <vector>
 
 #include "agent/llm/provider.h"
 
@@ -20,5 +21,9 @@ std::string keys_dir(const EnvLookup& env);
 std::string oi_conversations_dir(const EnvLookup& env);
 // The chat prompt's history: $XDG_STATE_HOME/oishell/interpreter_history (else ~/.local/state/...).
 std::string prompt_history_path(const EnvLookup& env);
+// The agent's own files, which may hold API keys and past conversations: Open Interpreter's config folder (profiles,
+// saved keys, OI's conversations), its data folder (this agent's conversations) and the prompt history's folder.
+// Hidden from the sandbox whatever the policy says.
+std::vector<std::string> agent_private_dirs(const EnvLookup& env);
 
 }  // namespace oishell::agent

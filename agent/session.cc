@@ -185,6 +185,21 @@ int run_session(const CliOptions& cli) {
   if (!settings.key_variable.empty()) sup.secret_variables.push_back(settings.key_variable);
   if (!settings.api_key.empty()) sup.secret_values.push_back(settings.api_key);
   for (auto& k : keys.all()) sup.secret_values.push_back(std::move(k));
+  // Profiles (which may carry llm.api_key), saved keys, conversations and the prompt history stay out of sight
+  // even under a policy that shows the home directory. Not when the workspace is inside one (the policy would
+  // refuse): then the user is told.
+  if (char cwd[4096]; ::getcwd(cwd, sizeof cwd)) {
+    const std::string workspace = cwd;
+    for (const auto& dir : agent_private_dirs(env)) {
+      if (workspace == dir || workspace.starts_with(dir + "/")) {
+        display->notice(NoticeLevel::warning, "The workspace is inside " + escape_for_terminal(dir, true) +
+                                                  ": the agent's files there (profiles, saved keys, conversations) "
+                                                  "are visible to the code it runs.");
+        continue;
+      }
+      sup.hidden_paths.push_back(dir);
+    }
+  }
   SupervisorClient executor(sup);
   executor.prestart();
 

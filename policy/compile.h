@@ -38,6 +38,7 @@ struct PolicyOverrides {
   std::optional<std::string> workspace;   // --workspace DIR
   std::vector<std::string> read_only;     // --ro PATH
   std::vector<std::string> read_write;    // --rw PATH
+  std::vector<std::string> hide;          // --hide PATH (added to filesystem.hide)
   std::vector<std::string> allow_domains; // --allow-domain D
   std::optional<std::string> net_mode;    // --net none|proxy
   std::vector<std::string> env_set;       // --env K=V

@@ -46,6 +46,7 @@ void apply_overrides(Policy& policy, const PolicyOverrides& overrides, const Com
   if (overrides.allow_home_workspace) fs.allow_home_workspace.set(true, cli_pos());
   add_paths(overrides.read_only, "--ro", context, fs.read_only, errors);
   add_paths(overrides.read_write, "--rw", context, fs.read_write, errors);
+  add_paths(overrides.hide, "--hide", context, fs.hide, errors);
   for (const auto& domain : overrides.allow_domains) {
     auto rule = HostRule::parse(domain);
     if (!rule) {

@@ -203,6 +203,38 @@ TEST_F(OiSession, PromptHistoryAndEditingAtATerminal) {
 }
 
 
+
+// Under a policy that shows the whole home directory, the agent's own files (profiles with keys, saved keys,
+// conversations, the prompt history) stay hidden; the rest of home is readable.
+TEST_F(OiSession, TheAgentsOwnFilesAreHiddenWhateverThePolicy) {
+  const std::string config = home_.path() + "/.config/open-interpreter";
+  std::filesystem::create_directories(config + "/profiles");
+  std::filesystem::create_directories(config + "/keys");
+  std::filesystem::create_directories(home_.path() + "/.local/share/open-interpreter/conversations");
+  std::ofstream(config + "/profiles/work.yaml") << "llm:\n  api_key: sk-in-a-profile-0042\n";
+  std::ofstream(config + "/keys/openai") << "sk-saved-key-0042\n";
+  std::ofstream(home_.path() + "/.local/share/open-interpreter/conversations/old.json") << "[]";
+  std::ofstream(home_.path() + "/visible.txt") << "home-is-visible\n";
+  std::string policy = workspace_.path() + "/show-home.yaml";
+  std::ofstream(policy) << "version: 1\nfilesystem:\n  workspace: .\n  read_only: [" << home_.path() << "]\n";
+  const std::string h = home_.path();  // inside, HOME is the sandbox's own: the host's path is used
+  ScriptedServer server(json::array(
+      {tool("shell", "cat " + h + "/visible.txt; cat " + h + "/.config/open-interpreter/profiles/work.yaml; cat " + h +
+                         "/.config/open-interpreter/keys/openai; ls " + h +
+                         "/.local/share/open-interpreter/conversations; echo listed"),
+       say("Done.")}));
+  RunResult r = run_interpreter(options(server, {"--policy", policy, "look around"}));
+  EXPECT_EQ(0, r.exit_code) << r.out << r.err;
+  ASSERT_EQ(2u, server.requests().size()) << r.out << r.err;
+  std::string seen = last_tool_output(server.requests()[1]["body"]);
+  EXPECT_NE(std::string::npos, seen.find("home-is-visible")) << seen;  // the policy's read-only home works
+  EXPECT_NE(std::string::npos, seen.find("listed")) << seen;
+  EXPECT_EQ(std::string::npos, seen.find("sk-in-a-profile-0042")) << seen;
+  EXPECT_EQ(std::string::npos, seen.find("sk-saved-key-0042")) << seen;
+  EXPECT_EQ(std::string::npos, seen.find("old.json")) << seen;
+  EXPECT_NE(std::string::npos, seen.find("work.yaml: No such file or directory")) << seen;
+}
+
 TEST(LineHistory, MultiLineEntriesRoundTripAndSpaceLinesStayOut) {
   TempDir dir;
   std::string path = dir.path() + "/state/history";

@@ -12,6 +12,7 @@ const std::vector<Option>& policy_flag_options() {
       {{"--workspace"}, Value::directory, "DIR", "the workspace (default: the current directory)", {}},
       {{"--ro"}, Value::file, "PATH", "a host path visible read-only", {}, true},
       {{"--rw"}, Value::file, "PATH", "a host path visible read-write", {}, true},
+      {{"--hide"}, Value::file, "PATH", "a host path never visible inside (wins over every other rule)", {}, true},
       {{"--allow-domain"}, Value::text, "D", "a destination the proxy allows (host, *.suffix, host:port)", {}, true},
       {{"--net"}, Value::choice, "MODE", "the network: none, or proxy (only through oishell's proxy)",
        {"none", "proxy"}},
@@ -58,6 +59,8 @@ bool apply_policy_flag(const std::string& flag, const std::string& value, Policy
     overrides->read_only.push_back(value);
   } else if (flag == "--rw") {
     overrides->read_write.push_back(value);
+  } else if (flag == "--hide") {
+    overrides->hide.push_back(value);
   } else if (flag == "--allow-domain") {
     overrides->allow_domains.push_back(value);
   } else if (flag == "--net") {
