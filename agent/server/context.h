@@ -1,6 +1,7 @@
 #pragma once
 // What the server's handlers share (internal to agent/server): the settings, the token, the sandbox, and the
 // bookkeeping that tells a Ctrl-C from a stop the server asked for itself.
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,20 +18,21 @@ struct ServerContext {
   std::string token;
   Listener listener;
   unsigned interrupts_at_start = 0;
-  unsigned interrupts_requested = 0;  // by the server (a client left or said stop), not by a signal
+  // Stops asked for by the server (a client left or said stop), not by a signal. Counted before the interrupt is
+  // raised, and read after the interrupt count, so a stop never looks like a signal (it may come from the
+  // HangupWatcher's thread).
+  std::atomic<unsigned> interrupts_requested{0};
 
   // Ctrl-C or SIGTERM arrived: stop serving.
   bool signalled() const;
   // Stops what the agent runs now (the model's stream, a block), as a Ctrl-C would, without stopping the server.
+  // Thread-safe.
   void stop_agent();
   // After a response: forgets the wake-up of stops the server asked for (a signal's is seen by signalled()).
   void settle();
   // A new conversation: the sandbox shared, the model client fresh, `history` before it.
   std::unique_ptr<Agent> make_agent(Display* display, UserInput* input, std::vector<Message> history);
 };
-
-// A peer that has closed its side (nothing more will come) or reset the connection.
-bool peer_gone(int fd);
 
 void serve_websocket(ServerContext& ctx, Connection& conn, const HttpRequest& request, std::string leftover,
                      bool authenticated);

@@ -10,6 +10,7 @@
 
 #include "agent/server/auth.h"
 #include "agent/server/context.h"
+#include "agent/server/hangup_watcher.h"
 #include "agent/server/lmc_display.h"
 #include "agent/server/oi_protocol.h"
 #include "agent/user_input.h"
@@ -97,12 +98,14 @@ void serve_chat_completions(ServerContext& ctx, Connection& conn, const HttpRequ
         }
         first = false;
       },
-      [&] {
-        if (peer_gone(conn.fd())) stop();
-      });
+      nullptr);
   RequestInput input(display);
   auto agent = ctx.make_agent(&display, &input, std::move(chat.history));
-  agent->respond(chat.user_text);
+  {
+    HangupWatcher watcher(conn.fd(), [&ctx] { ctx.stop_agent(); });
+    agent->respond(chat.user_text);
+    if (watcher.fired()) stopped = true;
+  }
   agent.reset();
   if (stopped) {
     ctx.settle();

@@ -220,11 +220,12 @@ void serve_connection(ServerContext& ctx, UniqueFd fd) {
 }  // namespace
 
 bool ServerContext::signalled() const {
-  return interrupt::count() - interrupts_at_start != interrupts_requested;
+  unsigned count = interrupt::count();
+  return count - interrupts_at_start > interrupts_requested.load();
 }
 
 void ServerContext::stop_agent() {
-  ++interrupts_requested;
+  interrupts_requested.fetch_add(1);
   interrupt::request();
 }
 
@@ -242,15 +243,6 @@ std::unique_ptr<Agent> ServerContext::make_agent(Display* display, UserInput* in
   p.store = nullptr;  // conversations over the server are the client's to keep
   p.history = std::move(history);
   return std::make_unique<Agent>(std::move(p));
-}
-
-bool peer_gone(int fd) {
-  pollfd p = {fd, POLLIN | POLLRDHUP, 0};
-  if (::poll(&p, 1, 0) <= 0) return false;
-  if (p.revents & (POLLERR | POLLHUP | POLLRDHUP)) return true;
-  char c;
-  ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  return n == 0;
 }
 
 int run_server(ServerParts parts) {

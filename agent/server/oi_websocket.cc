@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/server/context.h"
+#include "agent/server/hangup_watcher.h"
 #include "agent/server/lmc_display.h"
 #include "agent/server/oi_protocol.h"
 #include "agent/server/websocket.h"
@@ -269,7 +270,14 @@ void WsSession::handle(const json& chunk) {
   }
   busy_ = true;
   stop_requested_ = false;
-  agent_->respond(step.message.content);
+  {
+    HangupWatcher watcher(conn_.fd(), [this] { ctx_.stop_agent(); });
+    agent_->respond(step.message.content);
+    if (watcher.fired()) {
+      stop_requested_ = true;
+      closed_ = true;
+    }
+  }
   busy_ = false;
   if (stop_requested_) ctx_.settle();
   send(lmc_complete());

@@ -12,6 +12,8 @@ usage: server_client.py PORT TOKEN ACTION [ARG...]; prints one JSON object with 
   http METHOD PATH [TOKEN|-] [BODY]   one request; TOKEN "-" sends none.
   openai TEXT stream|whole [TOKEN]    POST /openai/chat/completions.
   raw HEX                sends HEX on a fresh connection, reports the response head and body.
+  hangup openai|ws TEXT  sends TEXT (a streamed chat completion, or a websocket message) and, once the console
+                         output has begun, closes the connection without a word.
 """
 import base64
 import hashlib
@@ -293,6 +295,32 @@ def raw_action(hexdata):
     out({"status": status, "head": head.decode(errors="replace"), "body": body.decode(errors="replace")})
 
 
+def hangup_action(kind, text):
+    if kind == "ws":
+        ws = Ws({"X-API-KEY": TOKEN})
+        ws.send_user(text)
+        while True:
+            m = ws.message()
+            if m is None:
+                return out({"saw_output": False})
+            if m.get("type") == "console" and m.get("format") == "output":
+                break
+        ws.s.close()
+        return out({"saw_output": True})
+    s = connect()
+    body = json.dumps({"stream": True, "messages": [{"role": "user", "content": text}]}).encode()
+    s.sendall(b"POST /openai/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+              b"X-API-KEY: " + TOKEN.encode() + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    data = b""
+    while b"started" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            return out({"saw_output": False, "data": data.decode(errors="replace")})
+        data += chunk
+    s.close()
+    out({"saw_output": True})
+
+
 action = sys.argv[3]
 args = sys.argv[4:]
 if action == "ws":
@@ -305,6 +333,8 @@ elif action == "http":
     http_action(args[0], args[1], args[2] if len(args) > 2 else TOKEN, args[3] if len(args) > 3 else None)
 elif action == "openai":
     openai_action(args[0], args[1], args[2] if len(args) > 2 else TOKEN)
+elif action == "hangup":
+    hangup_action(args[0], args[1])
 elif action == "raw":
     raw_action(args[0])
 else:

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <regex>
 
 #include "tests/agent/e2e_util.h"
@@ -261,6 +262,31 @@ TEST_F(ServerE2E, WithAutoRunOffTheWebsocketClientConfirmsAndARequestIsRefused) 
   EXPECT_NE(std::string::npos, text.find("Not run: auto_run is off")) << text;
   EXPECT_EQ(std::string::npos, text.find("```output")) << text;
   EXPECT_EQ(3u, model.requests().size());  // the refused block ends the request's turn
+}
+
+TEST_F(ServerE2E, AClientThatHangsUpStopsTheBlockItStarted) {
+  const char* slow = "import time\nprint('started', flush=True)\ntime.sleep(120)\nprint('never')";
+  ScriptedServer model(json::array({tool("python", slow), say("stopped"), tool("python", slow), say("stopped")}));
+  json openai, ws, after_openai, after_ws;
+  double openai_s = 0, ws_s = 0;
+  serve(model, {}, [&] {
+    auto t0 = std::chrono::steady_clock::now();
+    openai = client({"hangup", "openai", "sleep"});
+    after_openai = client({"http", "GET", "/heartbeat"});  // served only once the response is over
+    auto t1 = std::chrono::steady_clock::now();
+    ws = client({"hangup", "ws", "sleep"});
+    after_ws = client({"http", "GET", "/heartbeat"});
+    auto t2 = std::chrono::steady_clock::now();
+    openai_s = std::chrono::duration<double>(t1 - t0).count();
+    ws_s = std::chrono::duration<double>(t2 - t1).count();
+  });
+  EXPECT_TRUE(openai["saw_output"].get<bool>()) << openai.dump();
+  EXPECT_TRUE(ws["saw_output"].get<bool>()) << ws.dump();
+  EXPECT_EQ(200, after_openai["status"]);
+  EXPECT_EQ(200, after_ws["status"]);
+  // Without the stop, each would wait for the block's 120 s sleep.
+  EXPECT_LT(openai_s, 60) << "the block ran on after the client left";
+  EXPECT_LT(ws_s, 60) << "the block ran on after the client left";
 }
 
 TEST_F(ServerE2E, OnlyLoopbackAndTheUsersOwnToken) {
