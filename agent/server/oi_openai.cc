@@ -63,6 +63,17 @@ void serve_chat_completions(ServerContext& ctx, Connection& conn, const HttpRequ
     return;
   }
   ChatRequest& chat = *parsed;
+  // Open Interpreter's control tokens (for its 01 device) change how the server answers; none of them is taken here.
+  for (const char* token : {"{STOP}", "{START}", "{CONTEXT_MODE_ON}", "{CONTEXT_MODE_OFF}", "{REQUIRE_START_ON}",
+                            "{REQUIRE_START_OFF}", "{AUTO_RUN_ON}", "{AUTO_RUN_OFF}"}) {
+    if (chat.user_text == token) {
+      (void)conn.write_all(openai_error(400, std::string("Open Interpreter's control message ") + token +
+                                                 " is not supported here (auto_run is fixed when the server starts; "
+                                                 "a response stops when its client disconnects)",
+                                        "invalid_request_error"));
+      return;
+    }
+  }
   if (!ctx.parts.llm) {
     (void)conn.write_all(openai_error(503, "no language model is configured for this server (start it with --model, "
                                            "or a profile)", "server_error"));

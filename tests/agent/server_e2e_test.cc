@@ -30,7 +30,7 @@ class ServerE2E : public ::testing::Test {
  protected:
   // Starts the server; once it has printed its URL and token, runs `body`, then sends SIGTERM.
   RunResult serve(ScriptedServer& model, std::vector<std::string> extra, const std::function<void()>& body,
-                  std::map<std::string, std::string> env = {}) {
+                  std::map<std::string, std::string> env = {}, int stop_signal = SIGTERM) {
     RunOptions o;
     o.args = {"--model", "scripted-model", "--api_base", model.base(), "--sandbox", "openshell", "--server"};
     o.args.insert(o.args.end(), extra.begin(), extra.end());
@@ -51,12 +51,12 @@ class ServerE2E : public ::testing::Test {
       token_ = env.count("INTERPRETER_API_KEY") ? env["INTERPRETER_API_KEY"] : m[1].str();
       ran = true;
       body();
-      ::kill(pid, SIGTERM);
+      ::kill(pid, stop_signal);
     };
     RunResult r = run_interpreter(o);
     EXPECT_TRUE(ran) << "the server never printed its URL and token:\n" << r.out << r.err;
     EXPECT_FALSE(r.timed_out) << r.out << r.err;
-    EXPECT_EQ(0, r.exit_code) << r.out << r.err;  // SIGTERM: a clean stop
+    EXPECT_EQ(0, r.exit_code) << r.out << r.err;  // SIGTERM or Ctrl-C: a clean stop
     EXPECT_NE(std::string::npos, r.out.find("interpreter --server: stopped")) << r.out << r.err;
     return r;
   }
@@ -305,6 +305,14 @@ TEST_F(ServerE2E, OnlyLoopbackAndTheUsersOwnToken) {
                            {{"INTERPRETER_API_KEY", "my-own-long-token-123"}});
   EXPECT_EQ(200, heartbeat["status"]);
   EXPECT_EQ(std::string::npos, served.out.find("my-own-long-token-123"));  // the user's token is not printed
+}
+
+TEST_F(ServerE2E, CtrlCStopsTheServerCleanlyAndControlTokensAreRefused) {
+  ScriptedServer model(json::array({say("never")}));
+  json control;
+  serve(model, {}, [&] { control = client({"openai", "{AUTO_RUN_ON}", "whole"}); }, {}, SIGINT);
+  EXPECT_EQ(400, control["status"]) << control.dump();
+  EXPECT_EQ(0u, model.requests().size());
 }
 
 }  // namespace
