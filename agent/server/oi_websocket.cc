@@ -8,6 +8,8 @@
 // ignored. Server to client: LMC chunks (lmc_display.h), then {"role":"server","type":"status","content":"complete"}
 // after each response (and before a confirmation is awaited, as OI does); a bad chunk gets
 // {"role":"server","type":"error","content":...} and the complete status. Binary messages are refused the same way.
+#include <algorithm>
+#include <chrono>
 #include <deque>
 
 #include <nlohmann/json.hpp>
@@ -25,7 +27,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kAuthTimeoutMs = 10000;
+constexpr int kAuthTimeoutMs = 10000;  // from the handshake to the {"auth": TOKEN} message, in all
+constexpr size_t kMaxQueued = 4096;    // messages received and not yet handled
+constexpr size_t kMaxQueuedBytes = 8 * 1024 * 1024;  // their bytes since the queue was last empty
 
 class WsSession {
  public:
@@ -70,6 +74,7 @@ class WsSession {
   bool busy_ = false;           // the agent is responding
   bool stop_requested_ = false;  // this response was stopped by the client
   std::deque<json> queue_;       // messages received and not yet handled
+  size_t queued_bytes_ = 0;
   LmcAccumulator accumulator_;
   std::unique_ptr<Agent> agent_;
   std::unique_ptr<LmcDisplay> display_;
@@ -110,6 +115,11 @@ void WsSession::close(uint16_t code, const std::string& reason) {
 
 bool WsSession::drain_frames() {
   while (!closed_) {
+    if (queue_.empty()) queued_bytes_ = 0;
+    if (queue_.size() >= kMaxQueued || queued_bytes_ > kMaxQueuedBytes) {
+      close(ws_close::policy_violation, "too many messages sent while the agent was busy");
+      break;
+    }
     auto ev = parser_.next();
     if (!ev) return true;
     switch (ev->kind) {
@@ -128,6 +138,7 @@ bool WsSession::drain_frames() {
         queue_.push_back(json::binary({}));  // refused when handled
         break;
       case WsEvent::Kind::text: {
+        queued_bytes_ += ev->payload.size();
         json j = json::parse(ev->payload, nullptr, /*allow_exceptions=*/false);
         if (j.is_discarded()) j = json("\x01not json");  // marks bad JSON for handle()
         queue_.push_back(std::move(j));
@@ -139,11 +150,18 @@ bool WsSession::drain_frames() {
 }
 
 WsSession::Wait WsSession::wait_message(int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
   while (queue_.empty()) {
     if (!drain_frames()) return Wait::closed;
     if (!queue_.empty()) break;
+    int wait = -1;
+    if (timeout_ms >= 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return Wait::closed;
+      wait = static_cast<int>(left.count());
+    }
     std::string data;
-    IoResult r = conn_.read_some(&data, timeout_ms);
+    IoResult r = conn_.read_some(&data, wait);
     if (r == IoResult::woken) {
       if (ctx_.signalled()) {
         close(ws_close::going_away, "the server is stopping");
