@@ -54,6 +54,8 @@ class HttpRequestParser {
   const HttpRequest& request() const { return request_; }
   HttpRequest& request() { return request_; }
   const HttpError& error() const { return error_; }
+  // The head has been parsed (request() has its method, target and headers); the body may still be arriving.
+  bool head_complete() const { return head_done_; }
   // Bytes received after the complete request (a websocket client may send its first frame at once).
   std::string take_leftover() { return std::exchange(buf_, {}); }
 

@@ -4,6 +4,7 @@
 // its language, each block's console output fenced as ```output, streamed as chat.completion.chunk server-sent
 // events ending with `data: [DONE]`, or returned whole as one chat.completion. A client that goes away stops the
 // response (the model's stream and the running block), as Ctrl-C would.
+#include <atomic>
 #include <ctime>
 
 #include <nlohmann/json.hpp>
@@ -96,8 +97,12 @@ void serve_chat_completions(ServerContext& ctx, Connection& conn, const HttpRequ
       return;
     }
   }
+  std::atomic<bool> gone{false};  // the client hung up (set by the HangupWatcher's thread)
+  Agent* agent_ptr = nullptr;
   LmcDisplay display(
       [&](const json& chunk) {
+        // Once the client is gone, the turn that was stopped is the last: the model is not asked again.
+        if ((gone.load() || stopped) && agent_ptr) agent_ptr->config().max_turns = 1;
         std::string text = renderer.feed(chunk);
         if (text.empty()) return;
         if (!chat.stream) {
@@ -112,8 +117,12 @@ void serve_chat_completions(ServerContext& ctx, Connection& conn, const HttpRequ
       nullptr);
   RequestInput input(display);
   auto agent = ctx.make_agent(&display, &input, std::move(chat.history));
+  agent_ptr = agent.get();
   {
-    HangupWatcher watcher(conn.fd(), [&ctx] { ctx.stop_agent(); });
+    HangupWatcher watcher(conn.fd(), [&ctx, &gone] {
+      gone.store(true);
+      ctx.stop_agent();
+    });
     agent->respond(chat.user_text);
     if (watcher.fired()) stopped = true;
   }

@@ -208,7 +208,13 @@ void serve_connection(ServerContext& ctx, UniqueFd fd) {
     IoResult r = conn.read_some(&data, static_cast<int>(left.count()));
     if (r == IoResult::timeout) continue;
     if (r != IoResult::ok) return;  // closed, reset, or Ctrl-C
+    bool had_head = parser.head_complete();
     parser.feed(data);
+    // curl asks before sending a larger body; it would otherwise wait a second.
+    if (!had_head && parser.head_complete() && parser.state() == HttpRequestParser::State::need_more &&
+        parser.request().header_has_token("Expect", "100-continue")) {
+      (void)conn.write_all("HTTP/1.1 100 Continue\r\n\r\n", 1000);
+    }
   }
   if (parser.state() == HttpRequestParser::State::error) {
     (void)conn.write_all(http_json_error(parser.error().status, parser.error().message), 1000);

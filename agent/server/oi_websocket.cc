@@ -9,6 +9,7 @@
 // after each response (and before a confirmation is awaited, as OI does); a bad chunk gets
 // {"role":"server","type":"error","content":...} and the complete status. Binary messages are refused the same way.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 
@@ -75,6 +76,7 @@ class WsSession {
   bool stop_requested_ = false;  // this response was stopped by the client
   std::deque<json> queue_;       // messages received and not yet handled
   size_t queued_bytes_ = 0;
+  std::atomic<bool> gone_{false};  // the client hung up (set by the HangupWatcher's thread)
   LmcAccumulator accumulator_;
   std::unique_ptr<Agent> agent_;
   std::unique_ptr<LmcDisplay> display_;
@@ -289,7 +291,10 @@ void WsSession::handle(const json& chunk) {
   busy_ = true;
   stop_requested_ = false;
   {
-    HangupWatcher watcher(conn_.fd(), [this] { ctx_.stop_agent(); });
+    HangupWatcher watcher(conn_.fd(), [this] {
+      gone_.store(true);
+      ctx_.stop_agent();
+    });
     agent_->respond(step.message.content);
     if (watcher.fired()) {
       stop_requested_ = true;
@@ -314,6 +319,8 @@ void WsSession::run() {
   display_ = std::make_unique<LmcDisplay>([this](const json& c) {
     send(c);
     poll_client();
+    // Once the client is gone, the turn that was stopped is the last: the model is not asked again.
+    if ((closed_ || gone_.load()) && agent_) agent_->config().max_turns = 1;
   }, [this] { poll_client(); });
   WsInput input(*this, *display_);
   agent_ = ctx_.make_agent(display_.get(), &input, {});

@@ -301,8 +301,8 @@ def hangup_action(kind, text):
         ws.send_user(text)
         while True:
             m = ws.message()
-            if m is None:
-                return out({"saw_output": False})
+            if m is None or m == {"role": "server", "type": "status", "content": "complete"}:
+                return out({"saw_output": False, "last": m})
             if m.get("type") == "console" and m.get("format") == "output":
                 break
         ws.s.close()

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <regex>
 
 #include "tests/agent/e2e_util.h"
 
@@ -42,13 +41,15 @@ class ServerE2E : public ::testing::Test {
     bool ran = false;
     o.on_output = [&](pid_t pid, const std::string& out) {
       if (ran) return;
-      std::smatch m;
-      static const std::regex url(R"(listening on http://127\.0\.0\.1:(\d+)\n)");
-      static const std::regex tok(R"(token:\s+([^\n]+)\n)");
-      if (!std::regex_search(out, m, url)) return;
-      port_ = std::stoi(m[1]);
-      if (!std::regex_search(out, m, tok)) return;
-      token_ = env.count("INTERPRETER_API_KEY") ? env["INTERPRETER_API_KEY"] : m[1].str();
+      // (No std::regex: GCC 12 warns inside it under the sanitizers, and warnings are errors.)
+      const std::string url = "listening on http://127.0.0.1:";
+      size_t at = out.find(url), token_at = out.find("token:");
+      if (at == std::string::npos || token_at == std::string::npos) return;
+      size_t url_end = out.find('\n', at), token_end = out.find('\n', token_at);
+      if (url_end == std::string::npos || token_end == std::string::npos) return;
+      port_ = std::stoi(out.substr(at + url.size(), url_end - at - url.size()));
+      size_t value = out.find_first_not_of(' ', token_at + 6);
+      token_ = env.count("INTERPRETER_API_KEY") ? env["INTERPRETER_API_KEY"] : out.substr(value, token_end - value);
       ran = true;
       body();
       ::kill(pid, stop_signal);
@@ -266,7 +267,7 @@ TEST_F(ServerE2E, WithAutoRunOffTheWebsocketClientConfirmsAndARequestIsRefused) 
 
 TEST_F(ServerE2E, AClientThatHangsUpStopsTheBlockItStarted) {
   const char* slow = "import time\nprint('started', flush=True)\ntime.sleep(120)\nprint('never')";
-  ScriptedServer model(json::array({tool("python", slow), say("stopped"), tool("python", slow), say("stopped")}));
+  ScriptedServer model(json::array({tool("python", slow), tool("python", slow), tool("python", slow)}));
   json openai, ws, after_openai, after_ws;
   double openai_s = 0, ws_s = 0;
   serve(model, {}, [&] {
@@ -287,6 +288,7 @@ TEST_F(ServerE2E, AClientThatHangsUpStopsTheBlockItStarted) {
   // Without the stop, each would wait for the block's 120 s sleep.
   EXPECT_LT(openai_s, 60) << "the block ran on after the client left";
   EXPECT_LT(ws_s, 60) << "the block ran on after the client left";
+  EXPECT_EQ(2u, model.requests().size());  // once the client has gone, the model is not asked again
 }
 
 TEST_F(ServerE2E, OnlyLoopbackAndTheUsersOwnToken) {
