@@ -13,13 +13,17 @@ namespace {
 std::atomic<unsigned> g_count{0};
 int g_pipe[2] = {-1, -1};
 
-void on_sigint(int) {
-  int saved = errno;
+void count_one() {
   g_count.fetch_add(1, std::memory_order_relaxed);
   if (g_pipe[1] >= 0) {
     char c = 1;
     [[maybe_unused]] ssize_t n = ::write(g_pipe[1], &c, 1);  // a full pipe already wakes the reader
   }
+}
+
+void on_sigint(int) {
+  int saved = errno;
+  count_one();
   errno = saved;
 }
 
@@ -40,6 +44,8 @@ void install() {
 int wake_fd() { return g_pipe[0]; }
 
 unsigned count() { return g_count.load(std::memory_order_relaxed); }
+
+void request() { count_one(); }
 
 void drain() {
   if (g_pipe[0] < 0) return;

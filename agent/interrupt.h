@@ -11,5 +11,7 @@ int wake_fd();
 // SIGINTs received since install().
 unsigned count();
 void drain();
+// Counts as a Ctrl-C without a signal (what runs stops): the server's client went away or asked to stop.
+void request();
 
 }  // namespace oishell::agent::interrupt

@@ -18,6 +18,7 @@
 #include "agent/model_setup.h"
 #include "agent/paths.h"
 #include "agent/profile_actions.h"
+#include "agent/server/oi_server.h"
 #include "base/terminal_text.h"
 #include "oishell/build_config.h"
 
@@ -201,6 +202,7 @@ int run_session(const CliOptions& cli) {
     }
   }
   SupervisorClient executor(sup);
+  if (c.server) return server::run_server({c, llm ? std::optional(settings) : std::nullopt, &executor, env});
   executor.prestart();
 
   ConversationStore store(conversations_dir(env));
