@@ -8,6 +8,7 @@
 #include "agent/llm/prompt_images.h"
 #include "agent/llm/provider.h"
 #include "agent/magic.h"
+#include "agent/message_templates.h"
 #include "agent/paths.h"
 #include "agent/partial_json.h"
 #include "agent/stream_splitter.h"
@@ -242,7 +243,8 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
   }
   LoopSink sink(d, interrupts_at_start);
   d.waiting(true);
-  auto response = parts_.llm->complete(system, trimmed.messages, sink);
+  auto response = parts_.llm->complete(system, apply_message_templates(parts_.config, std::move(trimmed.messages)),
+                                       sink);
   sink.finish();
   if (!response) {
     d.notice(NoticeLevel::error, response.status().message());

@@ -65,7 +65,6 @@ TEST(Cli, SandboxPolicyJsonTurnsProvider) {
 TEST(Cli, BadValuesAreErrors) {
   EXPECT_FALSE(parse({"--sandbox", "docker"}));
   EXPECT_FALSE(parse({"-cw", "many"}));
-  EXPECT_FALSE(parse({"--provider", "acme"}));
   EXPECT_FALSE(parse({"--no-such-flag"}));
   EXPECT_FALSE(parse({"--safe_mode", "maybe"}));
   EXPECT_FALSE(parse({"-m"}));  // a value is missing

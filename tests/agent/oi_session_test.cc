@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "agent/line_editor.h"
+#include "agent/message_templates.h"
 #include "tests/agent/e2e_util.h"
 
 namespace oishell::agent::test {
@@ -233,6 +234,47 @@ TEST_F(OiSession, TheAgentsOwnFilesAreHiddenWhateverThePolicy) {
   EXPECT_EQ(std::string::npos, seen.find("sk-saved-key-0042")) << seen;
   EXPECT_EQ(std::string::npos, seen.find("old.json")) << seen;
   EXPECT_NE(std::string::npos, seen.find("work.yaml: No such file or directory")) << seen;
+}
+
+
+TEST(MessageTemplates, AppliedToWhatTheModelIsSentAsOpenInterpreterDoes) {
+  AgentConfig c;
+  c.supports_functions = false;
+  c.user_message_template = "<<{content}>>";
+  c.code_output_template = "Output: {content} -- next?";
+  c.empty_code_output_template = "Nothing printed.";
+  std::vector<Message> in = {Message::user("first"), Message::code("python", "print(1)"), Message::console("1"),
+                             Message::code("python", "pass"), Message::console(""), Message::user("second")};
+  auto out = apply_message_templates(c, in);
+  EXPECT_EQ("first", out[0].content);  // only the last user message
+  EXPECT_EQ("<<second>>", out[5].content);
+  EXPECT_EQ(Message::user("Output: 1 -- next?"), out[2]);
+  EXPECT_EQ(Message::user("Nothing printed."), out[4]);
+  c.always_apply_user_message_template = true;
+  c.code_output_sender = "assistant";
+  out = apply_message_templates(c, in);
+  EXPECT_EQ("<<first>>", out[0].content);
+  EXPECT_EQ(Message::assistant("Output: 1 -- next?"), out[2]);
+  // With tool calls, a block's output answers its call in the API's own form.
+  c.supports_functions = true;
+  in[2].call_id = "call_1";
+  out = apply_message_templates(c, in);
+  EXPECT_EQ(in[2], out[2]);
+  EXPECT_EQ(in, apply_message_templates(AgentConfig{}, in));  // nothing set: nothing changed
+}
+
+TEST_F(OiSession, TemplatesFromAProfileReachTheModel) {
+  std::string profile = workspace_.path() + "/templates.yaml";
+  std::ofstream(profile) << "llm:\n  supports_functions: false\nuser_message_template: 'TASK: {content}'\n"
+                            "code_output_template: 'RAN, GOT: {content}'\n";
+  ScriptedServer server(json::array({say("```python\nprint(40 + 2)\n```"), say("It is 42.")}));
+  RunResult r = run_interpreter(options(server, {"--profile", profile, "add"}));
+  EXPECT_EQ(0, r.exit_code) << r.out << r.err;
+  ASSERT_EQ(2u, server.requests().size()) << r.out << r.err;
+  EXPECT_NE(std::string::npos, shown(server, 0).find("TASK: add")) << shown(server, 0);
+  EXPECT_NE(std::string::npos, shown(server, 1).find("RAN, GOT: 42")) << shown(server, 1);
+  // What is saved is what was said, not the templates.
+  EXPECT_EQ(std::string::npos, saved_conversation(home_.path()).dump().find("TASK:"));
 }
 
 TEST(LineHistory, MultiLineEntriesRoundTripAndSpaceLinesStayOut) {

@@ -74,8 +74,10 @@ bash_complete() {  # SCRIPT FUNCTION WORD...: what the completion function offer
 [ "$(bash_complete "$tmp/oishell.bash" _oishell oishell r)" = run ] || fail "bash: oishell r<TAB> does not offer run"
 [ "$(bash_complete "$tmp/oishell.bash" _oishell oishell run --net = '' | tr '\n' ' ')" = "none proxy " ] ||
   fail "bash: oishell run --net=<TAB> does not offer none proxy"
-[ "$(bash_complete "$tmp/interpreter.bash" _interpreter interpreter --provider '' | tr '\n' ' ')" = \
-  "openai anthropic ollama " ] || fail "bash: interpreter --provider <TAB> does not offer the providers"
+offered=" $(bash_complete "$tmp/interpreter.bash" _interpreter interpreter --provider '' | tr '\n' ' ')"
+for p in openai anthropic azure groq gemini ollama; do
+  case "$offered" in *" $p "*) ;; *) fail "bash: interpreter --provider <TAB> does not offer $p (offered:$offered)" ;; esac
+done
 bash_complete "$tmp/interpreter.bash" _interpreter i --sa | grep -qx -- --sandbox ||
   fail "bash: i --sa<TAB> does not offer --sandbox"
 

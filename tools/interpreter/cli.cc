@@ -126,8 +126,12 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
       ->check(CLI::IsMember({"openshell", "none"}));
   app.add_option("--policy", policy, "a sandbox policy file or built-in policy profile");
   app.add_flag("--json", o.json, "print the message stream as JSON lines");
-  app.add_option("--provider", provider, "openai, anthropic or ollama (default: from the model name)")
-      ->check(CLI::IsMember({"openai", "anthropic", "ollama"}));
+  std::vector<std::string> providers;  // the provider table's names (its prefixes without the slash)
+  for (const auto& row : agent::provider_table()) {
+    if (row.strip && row.prefix.ends_with('/')) providers.emplace_back(row.prefix.substr(0, row.prefix.size() - 1));
+  }
+  app.add_option("--provider", provider, "the provider (default: from the model name's provider/ prefix)")
+      ->check(CLI::IsMember(providers));
   app.add_option("--max_turns", max_turns, "stop after this many model turns per message");
   app.add_option("prompt", o.prompt, "a prompt to run (then exit); `i <words>` starts a chat with them instead");
   std::string completion_shell;
