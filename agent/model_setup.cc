@@ -3,6 +3,7 @@
 #include "agent/llm/cost.h"
 #include "agent/llm/key_prompt.h"
 #include "agent/llm/models.h"
+#include "agent/llm/provider.h"
 
 namespace oishell::agent {
 
@@ -23,6 +24,18 @@ Result<std::optional<LlmSettings>> choose_model(const AgentConfig& c, const EnvL
       s.key_source = "the key typed at the start of this session";
     } else if (!configured) {
       return std::optional<LlmSettings>();  // nobody to answer: the no-model screen, as before
+    }
+  }
+
+  // A public service without a key would only answer 401: say so before anything leaves this machine.
+  if (s.api_key.empty()) {
+    for (const auto& row : provider_table()) {
+      std::string key(row.prefix);
+      if (!key.empty() && key.back() == '/') key.pop_back();
+      if (key != s.service || row.api == Provider::ollama || row.base.empty()) continue;
+      if (s.api_base != row.base) break;  // a server of the user's (a proxy, a local server): it may need none
+      return Status::error("no API key for " + std::string(row.name) + " (model `" + s.model + "`): set " +
+                           std::string(row.key_variables.front()) + ", or give --api_key");
     }
   }
 
