@@ -130,6 +130,10 @@ BackgroundOishell start_oishell(const std::vector<std::string>& oishell_args, co
   if (pid < 0) throw std::runtime_error("fork");
   if (pid == 0) {  // only async-signal-safe calls from here to the exec
     if (own_group) ::setpgid(0, 0);
+    // oishell starts as from a terminal, whatever the test runner inherited: a runner started in the background of
+    // a shell without job control has SIGINT and SIGQUIT ignored, and the ignoring would pass on through exec.
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGQUIT, SIG_DFL);
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
