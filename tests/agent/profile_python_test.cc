@@ -63,7 +63,8 @@ class PythonProfileInSandbox : public ::testing::Test {
     if (!sandbox_works_) probe_error_ = "exit " + std::to_string(r.exit_code) + ": " + r.err;
   }
   void SetUp() override {
-    if (!sandbox_works_) GTEST_SKIP() << "`oishell run` cannot build a sandbox here (" << probe_error_ << "): Python profiles cannot be read";
+    ASSERT_TRUE(sandbox_works_) << "`oishell run` cannot build a sandbox here (" << probe_error_
+                                << "): Python profiles cannot be read";
   }
   static bool sandbox_works_;
   static std::string probe_error_;
