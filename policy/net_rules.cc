@@ -198,7 +198,7 @@ NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port
   }
   if (spec.allow_all) return {NetDecision::Verdict::allow, "allow_all"};
   for (const HostRule& rule : spec.allow) {
-    if (rule.matches(host, port)) return {NetDecision::Verdict::allow, "allow " + rule.text};
+    if (rule.matches(host, port)) return {NetDecision::Verdict::allow, "allow " + rule.text, rule.inspect};
   }
   switch (spec.on_unlisted) {
     case OnUnlisted::deny:
@@ -206,6 +206,20 @@ NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port
     case OnUnlisted::ask:
       return {NetDecision::Verdict::ask, "on_unlisted: ask"};
   }
+  return {NetDecision::Verdict::deny, "on_unlisted: deny"};
+}
+
+NetDecision decide_name(const NetworkSpec& spec, std::string_view host) {
+  for (const HostRule& rule : spec.deny) {
+    if (rule.ports.empty() && rule.matches(host, 0)) return {NetDecision::Verdict::deny, "deny " + rule.text};
+  }
+  if (spec.allow_all) return {NetDecision::Verdict::allow, "allow_all"};
+  for (const HostRule& rule : spec.allow) {
+    HostRule any_port = rule;
+    any_port.ports.clear();
+    if (any_port.matches(host, 0)) return {NetDecision::Verdict::allow, "allow " + rule.text, rule.inspect};
+  }
+  if (spec.on_unlisted == OnUnlisted::ask) return {NetDecision::Verdict::ask, "on_unlisted: ask"};
   return {NetDecision::Verdict::deny, "on_unlisted: deny"};
 }
 

@@ -44,6 +44,9 @@ struct HostRule {
   std::optional<Cidr> cidr;    // for ip_cidr
   std::vector<uint16_t> ports; // empty = any port
   std::string text;            // as the user wrote it, for messages ("*.example.org:443")
+  // Allow rules: connections to this destination keep the relay's byte path, where the first bytes are checked
+  // (TLS SNI or HTTP Host must name the host); false: a brokered connect goes kernel to kernel, uninspected.
+  bool inspect = true;
 
   // Parses "example.com", "Example.COM.", "*.example.org:443", "10.0.0.0/8", "[::1]:8080", "192.0.2.1".
   // Rejects "*", "*.com"-style patterns that cover a whole public suffix (one label after "*."), empty labels,
@@ -65,11 +68,16 @@ struct NetDecision {
   enum class Verdict { allow, deny, ask };
   Verdict verdict = Verdict::deny;
   std::string rule;    // which rule decided: "deny *.internal.example.org", "allow example.com", "on_unlisted: deny"
+  bool inspect = true; // allow: the deciding rule's `inspect` (allow_all and ask answers inspect)
 };
 
 // deny rules, then allow rules (allow_all counts as a match), else on_unlisted. `host` must be normalised.
 // The network mode is not considered here (mode none has no relay at all).
 NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port);
+
+// Whether the DNS stub may look `host` up (a name has no port): deny when a deny rule without ports matches it,
+// allow when an allow rule matches it at any port (or allow_all), else on_unlisted. `host` must be normalised.
+NetDecision decide_name(const NetworkSpec& spec, std::string_view host);
 
 // The private-address guard on a resolved (or literal) destination: a private/special address is refused unless
 // a CIDR in spec.allow_private contains it. Returns an empty string when allowed, else the reason.

@@ -86,6 +86,11 @@ struct NetworkSpec {
   OnUnlisted on_unlisted = OnUnlisted::deny;
   uint16_t http_proxy_port = 3128;
   uint16_t socks_proxy_port = 1080;
+  // The DNS stub inside (proxy mode): 127.0.0.1 and ::1 on this port, /etc/resolv.conf pointing at it.
+  uint16_t dns_port = 53;
+  // `network.unix`: pathname sockets outside the sandbox's own tmpfs that may be connected to (host paths,
+  // absolute, normalised). Every other such connect is refused by the broker (runtime/broker).
+  std::vector<std::string> unix_sockets;
 };
 
 struct LimitsSpec {
