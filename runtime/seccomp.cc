@@ -119,6 +119,18 @@ Status SeccompNotifier::handle_ready() {
     return Status::from_errno(err, "seccomp_notify_receive");
   }
   size_t nr = static_cast<size_t>(req->data.nr);
+  if (nr < reports_.brokered_by_syscall.size() && reports_.brokered_by_syscall[nr]) {
+    if (broker_) {
+      broker_(*req);  // answered by the broker, on its thread
+      return Status::ok();
+    }
+    resp->id = req->id;
+    resp->error = -EACCES;  // nobody to decide: fail closed
+    if (seccomp_notify_respond(fd_.get(), resp) < 0 && errno != ENOENT) {
+      return Status::from_errno(errno, "seccomp_notify_respond");
+    }
+    return Status::ok();
+  }
   const auto& errnos = reports_.errno_by_syscall;
   const auto& sets = reports_.set_by_syscall;
   int err = nr < errnos.size() && errnos[nr] != 0 ? errnos[nr] : EPERM;

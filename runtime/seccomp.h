@@ -1,8 +1,10 @@
 #pragma once
 // seccomp: architecture check, deny sets by purpose, denials reported through user notification.
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@ namespace oishell {
 struct SeccompReports {
   std::vector<int> errno_by_syscall;
   std::vector<std::string> set_by_syscall;
+  std::vector<bool> brokered_by_syscall;  // seccomp_sets::broker_rules(): handed to the broker, not denied
 };
 
 struct SeccompProgram {
@@ -44,10 +47,14 @@ Result<UniqueFd> seccomp_apply(const SeccompSpec& spec);
 // notification. Thread-compatible; owned by the supervisor loop.
 class SeccompNotifier {
  public:
+  // Takes a notification of a brokered call (SeccompReports::brokered_by_syscall); the handler answers it later.
+  using BrokerHandler = std::function<void(const seccomp_notif&)>;
   SeccompNotifier(UniqueFd notify_fd, SeccompReports reports, EventSink& events);
   // Plans `spec` again for its reports (the supervisor uses the compiled program's).
   SeccompNotifier(UniqueFd notify_fd, const SeccompSpec& spec, EventSink& events);
   int fd() const { return fd_.get(); }
+  // Without a handler, a brokered call is answered EACCES (fail closed).
+  void set_broker(BrokerHandler handler) { broker_ = std::move(handler); }
   // Returns an error only when the fd is broken (e.g. every filtered process is gone: ENOENT is not an error).
   Status handle_ready();
 
@@ -55,6 +62,7 @@ class SeccompNotifier {
   UniqueFd fd_;
   EventSink& events_;
   SeccompReports reports_;
+  BrokerHandler broker_;
 };
 
 }  // namespace oishell

@@ -23,6 +23,7 @@ struct PlannedRule {
   int nr;
   std::string_view set;
   const seccomp_sets::Rule* rule;
+  bool brokered = false;
 };
 
 // The active rules for `spec`: its sets (every default set when the list is empty; strict adds strict_extras),
@@ -54,6 +55,11 @@ Result<std::vector<PlannedRule>> plan(const SeccompSpec& spec) {
       rules.push_back({nr, set->name, &rule});
     }
   }
+  for (const auto& rule : seccomp_sets::broker_rules()) {
+    int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, rule.syscall);
+    if (nr < 0) return Status::error(std::string("seccomp: syscall `") + rule.syscall + "` unknown to libseccomp");
+    rules.push_back({nr, "broker", &rule, true});
+  }
   return rules;
 }
 
@@ -79,6 +85,11 @@ SeccompReports reports_of(const std::vector<PlannedRule>& rules) {
     if (reports.errno_by_syscall.size() <= nr) {
       reports.errno_by_syscall.resize(nr + 1, 0);
       reports.set_by_syscall.resize(nr + 1);
+      reports.brokered_by_syscall.resize(nr + 1, false);
+    }
+    if (planned.brokered) {
+      reports.brokered_by_syscall[nr] = true;
+      continue;
     }
     if (reports.errno_by_syscall[nr] != 0) continue;  // first set wins (the table has no conflicting errnos)
     reports.errno_by_syscall[nr] = planned.rule->err;
@@ -102,6 +113,11 @@ Result<SeccompProgram> seccomp_compile_with_libseccomp(const SeccompSpec& spec, 
   auto rules = plan(spec);
   if (!rules) return rules.status();
 
+  // connect(2) is brokered by the supervisor through the listener: without user notification the sandbox
+  // would have no decided way out, and unix sockets would be the filesystem's business again.
+  if (!notify) {
+    return Status::error("seccomp: user notification (libseccomp API level 5, Linux 5.0) is needed to broker connect(2)");
+  }
   SeccompProgram program;
   program.reports = reports_of(*rules);
   program.notify = notify;

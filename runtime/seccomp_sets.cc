@@ -165,6 +165,16 @@ const std::vector<DenySet>& all() {
   return sets;
 }
 
+const std::vector<Rule>& broker_rules() {
+  static const std::vector<Rule> rules = {
+      {"connect", 0, true, {}},
+      {"sendto", 0, true, {has_bits(3, MSG_FASTOPEN)}},
+      {"sendmsg", 0, true, {has_bits(2, MSG_FASTOPEN)}},
+      {"sendmmsg", 0, true, {has_bits(3, MSG_FASTOPEN)}},
+  };
+  return rules;
+}
+
 const DenySet* find(std::string_view name) {
   for (const auto& s : all()) {
     if (s.name == name) return &s;

@@ -38,6 +38,11 @@ struct DenySet {
 // strict_extras.
 const std::vector<DenySet>& all();
 
+// Calls the supervisor performs itself (runtime/broker): connect(2) in every family, and the sends that connect
+// implicitly (sendto/sendmsg/sendmmsg with MSG_FASTOPEN). Not deny rules: always in the program, whatever the
+// level, the sets or allow_syscalls; each goes to the user-notification listener, and the broker answers it.
+const std::vector<Rule>& broker_rules();
+
 // nullptr when no set has that name.
 const DenySet* find(std::string_view name);
 

@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/startup_trace.h"
+#include "runtime/broker/broker.h"
 #include "runtime/fd_passing.h"
 #include "runtime/host_advice.h"
 #include "policy/units.h"
@@ -165,6 +167,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
     // Listening from now on; the relay's thread starts when the first connection waits (monitor_step()).
     relay_ = std::move(relay);
     OI_TRY_CTX(relay_->listen(std::move(listeners)), "relay");
+    if (notifier_) OI_TRY_CTX(start_broker(), "connect broker");
   }
   monitor_on_caller_ = options.monitor_on_caller;
   if (!monitor_on_caller_) monitor_thread_ = std::thread([this] { monitor(); });
@@ -172,6 +175,31 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
                 {"enforced", enforced()},
                 {"degraded", degradations_},
                 {"layers_missing", layers_missing_}});
+  return Status::ok();
+}
+
+Status SupervisedSandbox::start_broker() {
+  broker::BrokerContext context;
+  context.notify_fd = notifier_->fd();
+  context.init_pid = init_pid_;
+  struct stat netns {};
+  const std::string ns_path = "/proc/" + std::to_string(init_pid_) + "/ns/net";
+  if (::stat(ns_path.c_str(), &netns) != 0) return Status::from_errno(errno, "stat(" + ns_path + ")");
+  context.sandbox_netns = netns.st_ino;
+  // The sandbox's own tmpfs: its root, the scratch tmpfs (/tmp, the home, /dev/shm) and /dev.
+  context.own_tmpfs = {"/", "/dev"};
+  for (const auto& step : spec_.mounts) {
+    if (step.kind == MountStep::Kind::tmpfs) context.own_tmpfs.push_back(step.target);
+  }
+  // Landlock (ABI 4+) limits the ports TCP may connect to inside; the broker connects for the sandbox, so it keeps
+  // that rule for the sandbox's own loopback.
+  context.landlock_tcp = landlock_abi_ >= 4;
+  context.loopback_tcp_ports = spec_.landlock.tcp_connect_ports;
+  OI_TRY(relay_->start_broker(std::move(context)));
+  notifier_->set_broker([this](const seccomp_notif& notification) {
+    relay_->broker_submit(notification);
+    if (!relay_serving_) on_relay_activity();
+  });
   return Status::ok();
 }
 
@@ -196,7 +224,8 @@ Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::uniq
   }
   OI_TRY(send(joined));
   trace_startup("supervisor: cgroups joined, seccomp program sent");
-  if (spec_.network.mode == NetMode::proxy) {
+  {
+    // Mode none too: the relay's loop hosts the connect broker (runtime/broker), which has no exit there.
     auto created = relay::Relay::create(spec_.network, events_, std::move(options.ask));
     if (!created.is_ok()) return created.status().with_context("relay");
     *relay = std::move(created.value());

@@ -71,6 +71,8 @@ class SupervisedSandbox final : public Sandbox {
   // The supervisor's share of the set-up, done while init builds its mount tree: cgroups and their janitor, the
   // seccomp program, `joined`, and the relay (not yet serving).
   Status prepare_beside_init(SandboxOptions& options, std::unique_ptr<relay::Relay>* relay);
+  // The connect broker on the relay's loop, fed by the seccomp notifier.
+  Status start_broker();
   // A supervisor-side step failed: if init had failed first (its `fail` message explains more), that is the error.
   Status init_failure_or(Status status);
   Status send(const control::ControlMessage& message, const std::vector<int>& fds = {});

@@ -29,6 +29,21 @@ Connection::Connection(RelayContext& ctx, uint64_t id, Protocol protocol, Unique
   started_ = last_activity_ = Clock::now();
 }
 
+Connection::Connection(RelayContext& ctx, uint64_t id, std::string host, uint16_t port, UniqueFd client)
+    : ctx_(ctx), id_(id), protocol_(Protocol::http) {
+  client_.fd = std::move(client);
+  phase_ = Phase::resolving;  // nothing to read from the client before the decision
+  mode_ = Mode::transparent;
+  host_ = std::move(host);
+  port_ = port;
+  started_ = last_activity_ = Clock::now();
+}
+
+bool Connection::begin_transparent() {
+  begin_decision();
+  return drive();
+}
+
 Connection::~Connection() {
   close_upstream();
   if (client_.fd) ctx_.loop->remove(client_.fd.get());
@@ -50,6 +65,8 @@ std::string_view Connection::protocol_name() const {
       return "http";
     case Mode::socks:
       return "socks5";
+    case Mode::transparent:
+      return "transparent";
   }
   return "http";
 }
@@ -299,6 +316,15 @@ void Connection::after_current_upstream(std::function<void()> action) {
 }
 
 void Connection::refuse_http(int code, std::string_view reason, std::string_view body) {
+  if (mode_ == Mode::transparent) {
+    // The caller believes it is connected to its destination: nothing to answer in a protocol; a reset says
+    // the connection failed.
+    linger reset{1, 0};
+    setsockopt(client_.fd.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    close_upstream();
+    phase_ = Phase::done;
+    return;
+  }
   std::string response = http_error_response(code, reason, std::string("oishell relay: ") + std::string(body));
   reply_bytes_ += response.size();
   down_.push(response);

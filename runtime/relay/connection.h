@@ -44,11 +44,16 @@ inline uint64_t conn_tag(uint64_t id, Role role) { return id << 2 | static_cast<
 class Connection {
  public:
   Connection(RelayContext& ctx, uint64_t id, Protocol protocol, UniqueFd client);
+  // A connection the connect broker joined to the relay (runtime/broker): `CONNECT host:port` without the
+  // handshake or the 200 reply; a refusal closes it with a reset.
+  Connection(RelayContext& ctx, uint64_t id, std::string host, uint16_t port, UniqueFd client);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   Status start();  // registers the client socket
+  // For a joined connection, after start(): decides. True when it is already finished.
+  bool begin_transparent();
   // Each returns true when the connection is finished and may be destroyed.
   bool on_event(Role role, uint32_t events);
   bool on_resolved(Result<std::vector<IpAddress>> addresses);
@@ -59,7 +64,7 @@ class Connection {
  private:
   enum class Phase { socks_greeting, socks_request, http_head, asking, resolving, connecting, tunnel, forwarding,
                      draining, done };
-  enum class Mode { connect, forward, socks };
+  enum class Mode { connect, forward, socks, transparent };
   enum class BodyState { none, length, chunked };
 
   // connection.cc

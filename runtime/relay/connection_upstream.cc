@@ -184,11 +184,14 @@ void Connection::on_connected() {
   down_.set_capacity(kDownBufferBytes, &ctx_.buffers);
   switch (mode_) {
     case Mode::connect:
-    case Mode::socks: {
-      std::string reply = mode_ == Mode::socks ? socks5_reply(Socks5Reply::succeeded)
-                                               : std::string("HTTP/1.1 200 Connection established\r\n\r\n");
-      reply_bytes_ += reply.size();
-      down_.push(reply);
+    case Mode::socks:
+    case Mode::transparent: {
+      if (mode_ != Mode::transparent) {
+        std::string reply = mode_ == Mode::socks ? socks5_reply(Socks5Reply::succeeded)
+                                                 : std::string("HTTP/1.1 200 Connection established\r\n\r\n");
+        reply_bytes_ += reply.size();
+        down_.push(reply);
+      }
       up_.set_capacity(kUpBufferBytes, &ctx_.buffers);
       up_.set_gated(true);  // until the first client bytes show whether a TLS ClientHello names another host
       up_.push(in_);

@@ -14,8 +14,15 @@
 #include <cerrno>
 #include <mutex>
 #include <thread>
+#include <map>
+#include <optional>
 #include <unordered_map>
+#include <arpa/inet.h>
 
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
+
+#include "runtime/broker/broker.h"
 #include "runtime/relay/audit.h"
 #include "runtime/relay/connection.h"
 #include "runtime/relay/event_loop.h"
@@ -48,16 +55,7 @@ class RelayImpl final : public Relay {
     ctx_.events = &events;
     ctx_.loop = &loop_;
     ctx_.resolve = [this](uint64_t conn, const std::string& name) {
-      // Made at the first name to look up: a sandbox that never connects by name never pays for c-ares.
-      if (!resolver_) {
-        auto created = Resolver::create(loop_);
-        if (!created) {
-          resolved_.emplace_back(conn, created.status().with_context("relay resolver"));
-          return;
-        }
-        resolver_ = std::move(*created);
-      }
-      resolver_->resolve(name, [this, conn](Result<std::vector<IpAddress>> r) {
+      resolve_name(name, [this, conn](Result<std::vector<IpAddress>> r) {
         resolved_.emplace_back(conn, std::move(r));  // handled by the loop, after the current event
       });
     };
@@ -75,9 +73,54 @@ class RelayImpl final : public Relay {
   }
   ~RelayImpl() override { stop(); }
 
+  // Looks `name` up; `done` runs on the loop, never from inside this call.
+  void resolve_name(const std::string& name, std::function<void(Result<std::vector<IpAddress>>)> done) {
+    // Made at the first name to look up: a sandbox that never connects by name never pays for c-ares.
+    if (!resolver_) {
+      auto created = Resolver::create(loop_);
+      if (!created) {
+        later_.push_back([done, status = created.status().with_context("relay resolver")] { done(status); });
+        return;
+      }
+      resolver_ = std::move(*created);
+    }
+    resolver_->resolve(name, [this, done](Result<std::vector<IpAddress>> r) {
+      later_.push_back([done, r = std::move(r)]() mutable { done(std::move(r)); });
+    });
+  }
+
+  Status start_broker(broker::BrokerContext context) override {
+    if (thread_.joinable() || broker_) return Status::error("relay: start_broker() after serve() or twice");
+    context.loop = &loop_;
+    context.spec = &ctx_.spec;
+    context.events = ctx_.events;
+    context.connect_timeout_ms = ctx_.options.connect_timeout_ms;
+    context.resolve = [this](const std::string& name, std::function<void(Result<std::vector<IpAddress>>)> done) {
+      resolve_name(name, std::move(done));
+    };
+    context.join_port = 0;
+    for (const Listener& l : listeners_) {
+      if (l.protocol == Protocol::http) context.join_port = ctx_.spec.http_proxy_port;
+    }
+    context.expect_join = [this](const std::string& client, const std::string& host, uint16_t port) {
+      joins_[client] = {host, port};
+    };
+    context.cancel_join = [this](const std::string& client) { joins_.erase(client); };
+    notify_fd_for_refusals_ = context.notify_fd;
+    broker_ = std::make_unique<broker::Broker>(std::move(context));
+    return Status::ok();
+  }
+
+  void broker_submit(const seccomp_notif& notification) override {
+    {
+      std::lock_guard<std::mutex> lock(answers_mu_);
+      submitted_.push_back(notification);
+    }
+    loop_.wake();
+  }
+
   Status listen(std::vector<Listener> listeners) override {
     if (!listeners_.empty() || stopped_) return Status::error("relay: listen() called twice");
-    if (listeners.empty()) return Status::error("relay: no listener");
     raise_fd_limit(ctx_.options.max_connections);
     nodelay_inherited_.clear();
     for (size_t i = 0; i < listeners.size(); ++i) {
@@ -101,7 +144,7 @@ class RelayImpl final : public Relay {
 
   Status serve() override {
     if (thread_.joinable() || stopped_) return Status::error("relay: serve() called twice");
-    if (listeners_.empty()) return Status::error("relay: serve() before listen()");
+    if (listeners_.empty() && !broker_) return Status::error("relay: serve() with neither listeners nor a broker");
     thread_ = std::thread([this] { run(); });
     pthread_setname_np(thread_.native_handle(), "oishell-relay");
     return Status::ok();
@@ -123,6 +166,8 @@ class RelayImpl final : public Relay {
     }
     stopped_ = true;
     conns_.clear();
+    broker_.reset();  // answers what is still pending: refused
+    refuse_submitted();
     for (Listener& l : listeners_) {
       if (l.fd) loop_.remove(l.fd.get());
     }
@@ -142,6 +187,8 @@ class RelayImpl final : public Relay {
       int timeout = ctx_.timers.next_timeout_ms(now);
       int dns = resolver_ ? resolver_->next_timeout_ms() : -1;
       if (dns >= 0 && (timeout < 0 || dns < timeout)) timeout = dns;
+      int brokered = broker_ ? broker_->next_timeout_ms() : -1;
+      if (brokered >= 0 && (timeout < 0 || brokered < timeout)) timeout = brokered;
       auto n = loop_.wait(timeout, events, kMaxEvents);
       if (!n) {
         emit_error(*ctx_.events, "", 0, "relay stopped: " + n.status().message());
@@ -149,8 +196,12 @@ class RelayImpl final : public Relay {
       }
       for (int i = 0; i < *n; ++i) dispatch(events[i].data.u64, events[i].events);
       if (resolver_) resolver_->on_timeout();
+      run_later();
       complete_resolutions();
       complete_answers();
+      take_submitted();
+      if (broker_) broker_->on_timer();
+      run_later();
       due.clear();
       ctx_.timers.pop_due(Clock::now(), due);
       for (uint64_t id : due) {
@@ -164,6 +215,8 @@ class RelayImpl final : public Relay {
       loop_.drain_wake();
     } else if (tag & kListenerTagBit) {
       accept_from(tag & ~kListenerTagBit);
+    } else if (broker_ && broker_->owns(tag)) {
+      broker_->on_event(tag, events);
     } else if ((tag & Resolver::kResolverTagBit) && resolver_) {
       resolver_->on_event(static_cast<int>(tag & 0xffffffff), events);
     } else if (auto it = conns_.find(tag >> 2); it != conns_.end()) {
@@ -191,10 +244,82 @@ class RelayImpl final : public Relay {
         setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       }
       uint64_t id = next_conn_id_++;
-      auto conn = std::make_unique<Connection>(ctx_, id, listener.protocol, std::move(fd));
+      std::optional<JoinTarget> joined;
+      if (listener.protocol == Protocol::http && !joins_.empty()) joined = take_join(fd.get());
+      auto conn = joined ? std::make_unique<Connection>(ctx_, id, joined->host, joined->port, std::move(fd))
+                         : std::make_unique<Connection>(ctx_, id, listener.protocol, std::move(fd));
       if (!conn->start().is_ok()) continue;
-      conns_.emplace(id, std::move(conn));
+      auto& placed = conns_.emplace(id, std::move(conn)).first->second;
+      if (joined && placed->begin_transparent()) conns_.erase(id);
     }
+  }
+
+  struct JoinTarget {
+    std::string host;
+    uint16_t port = 0;
+  };
+
+  // The broker's joined connection this accepted socket is, by its peer address (the caller's bound port).
+  std::optional<JoinTarget> take_join(int fd) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return std::nullopt;
+    char host[INET6_ADDRSTRLEN] = "?";
+    uint16_t port = 0;
+    if (peer.ss_family == AF_INET) {
+      auto* sin = reinterpret_cast<sockaddr_in*>(&peer);
+      inet_ntop(AF_INET, &sin->sin_addr, host, sizeof host);
+      port = ntohs(sin->sin_port);
+    } else if (peer.ss_family == AF_INET6) {
+      auto* sin6 = reinterpret_cast<sockaddr_in6*>(&peer);
+      inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof host);
+      port = ntohs(sin6->sin6_port);
+    }
+    auto it = joins_.find(std::string(host) + ":" + std::to_string(port));
+    if (it == joins_.end()) return std::nullopt;
+    JoinTarget target = std::move(it->second);
+    joins_.erase(it);
+    return target;
+  }
+
+  void run_later() {
+    while (!later_.empty()) {
+      auto batch = std::move(later_);
+      later_.clear();
+      for (auto& f : batch) f();
+    }
+  }
+
+  void take_submitted() {
+    std::vector<seccomp_notif> batch;
+    {
+      std::lock_guard<std::mutex> lock(answers_mu_);
+      batch.swap(submitted_);
+    }
+    for (const auto& n : batch) {
+      if (broker_) {
+        broker_->submit(n);
+      } else {
+        refuse(n);
+      }
+    }
+  }
+
+  void refuse_submitted() {
+    std::vector<seccomp_notif> batch;
+    {
+      std::lock_guard<std::mutex> lock(answers_mu_);
+      batch.swap(submitted_);
+    }
+    for (const auto& n : batch) refuse(n);
+  }
+
+  void refuse(const seccomp_notif& n) {
+    if (notify_fd_for_refusals_ < 0) return;
+    seccomp_notif_resp resp{};
+    resp.id = n.id;
+    resp.error = -EACCES;
+    ::ioctl(notify_fd_for_refusals_, SECCOMP_IOCTL_NOTIF_SEND, &resp);
   }
 
   void refuse_over_limit(Protocol protocol, int fd) {
@@ -240,6 +365,11 @@ class RelayImpl final : public Relay {
   EventLoop loop_;
   RelayContext ctx_;
   std::unique_ptr<Resolver> resolver_;
+  std::unique_ptr<broker::Broker> broker_;
+  std::map<std::string, JoinTarget> joins_;  // by the joined client's address, "127.0.0.1:40000"
+  std::vector<std::function<void()>> later_;  // callbacks to run on the loop after the current event
+  std::vector<seccomp_notif> submitted_;      // from broker_submit(), with answers_mu_
+  int notify_fd_for_refusals_ = -1;
   AskHandler ask_handler_;
   std::vector<Listener> listeners_;
   std::vector<bool> nodelay_inherited_;  // per listener
@@ -259,7 +389,7 @@ class RelayImpl final : public Relay {
 
 Result<std::unique_ptr<Relay>> Relay::create(const NetworkSpec& spec, EventSink& events, AskHandler ask,
                                              RelayOptions options) {
-  if (spec.mode == NetMode::none) return Status::error("relay: network mode `none` has no relay");
+  // Mode none: no listeners, only the connect broker on its loop (unix sockets, the sandbox's own loopback).
   if (options.max_connections == 0 || options.max_header_bytes < 1024) {
     return Status::error("relay: max_connections must be > 0 and max_header_bytes >= 1024");
   }

@@ -13,6 +13,11 @@
 #include "policy/sandbox_spec.h"
 #include "runtime/events.h"
 
+struct seccomp_notif;
+namespace oishell::broker {
+struct BrokerContext;
+}
+
 namespace oishell::relay {
 
 enum class Protocol { http, socks5 };
@@ -61,6 +66,11 @@ class Relay {
     return listening.is_ok() ? serve() : listening;
   }
   virtual void answer(uint64_t ask_id, AskAnswer answer) = 0;
+  // The connect broker on this relay's loop (runtime/broker/broker.h), before serve(): the relay fills in the
+  // loop, the resolver, the join hooks and the HTTP listener's port; the rest comes from the supervisor.
+  virtual Status start_broker(broker::BrokerContext context) = 0;
+  // A notification of a brokered call, from any thread (queued for the loop). Without a broker: EACCES.
+  virtual void broker_submit(const seccomp_notif& notification) = 0;
   // Stops the thread and closes every connection. Idempotent; the destructor calls it.
   virtual void stop() = 0;
 };

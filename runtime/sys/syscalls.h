@@ -1,6 +1,7 @@
 #pragma once
 // Raw syscalls live here and only here: thin wrappers for calls glibc 2.36 does not wrap, and the constants newer
 // than the installed kernel headers. Each returns what the kernel returned (-1 with errno set on failure).
+#include <fcntl.h>
 #include <linux/landlock.h>
 #include <sys/mount.h>  // glibc 2.36: struct mount_attr, OPEN_TREE_*, MOVE_MOUNT_* (conflicts with linux/mount.h)
 #include <linux/openat2.h>
@@ -38,6 +39,14 @@
 #define LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF (1U << 0)
 #endif
 
+// --- pidfds: newer than Debian 12's headers ---
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL  // Linux 6.9: a pidfd for a thread, not only a thread-group leader
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
 namespace oishell::sys {
 
 // The ruleset attribute of ABI 6+ (handled_access_net since ABI 4, scoped since ABI 6). Older kernels accept a
@@ -73,6 +82,10 @@ inline int pidfd_open(pid_t pid, unsigned int flags) {
 }
 inline int pidfd_send_signal(int pidfd, int sig, siginfo_t* info, unsigned int flags) {
   return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, sig, info, flags));
+}
+// A duplicate of another process's fd (Linux 5.6; ptrace access to it needed).
+inline int pidfd_getfd(int pidfd, int targetfd, unsigned int flags) {
+  return static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, targetfd, flags));
 }
 inline int close_range(unsigned int first, unsigned int last, unsigned int flags) {
   return static_cast<int>(::syscall(SYS_close_range, first, last, flags));

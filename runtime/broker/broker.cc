@@ -1,0 +1,681 @@
+#include "runtime/broker/broker.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "runtime/broker/caller.h"
+#include "runtime/broker/socket_options.h"
+#include "runtime/relay/audit.h"
+#include "runtime/sys/syscalls.h"
+
+namespace oishell::broker {
+namespace {
+
+using relay::Clock;
+
+constexpr uint32_t kRetryUnixMs = 10;
+constexpr uint32_t kLoopbackConnectMs = 30'000;
+constexpr size_t kMaxFastOpenBytes = 64 * 1024;
+constexpr size_t kMaxIovecs = 64;
+
+std::optional<IpAddress> ip_of(const sockaddr_storage& ss, socklen_t len, uint16_t* port) {
+  IpAddress ip;
+  if (ss.ss_family == AF_INET && len >= sizeof(sockaddr_in)) {
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(&ss);
+    ip.family = IpAddress::Family::v4;
+    std::memcpy(ip.bytes.data(), &sin->sin_addr, 4);
+    *port = ntohs(sin->sin_port);
+    return ip;
+  }
+  if (ss.ss_family == AF_INET6 && len >= sizeof(sockaddr_in6)) {
+    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    ip.family = IpAddress::Family::v6;
+    std::memcpy(ip.bytes.data(), &sin6->sin6_addr, 16);
+    *port = ntohs(sin6->sin6_port);
+    // An IPv4-mapped address is that IPv4 address.
+    static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (std::memcmp(ip.bytes.data(), kMapped, 12) == 0) {
+      IpAddress v4;
+      std::memcpy(v4.bytes.data(), ip.bytes.data() + 12, 4);
+      return v4;
+    }
+    return ip;
+  }
+  return std::nullopt;
+}
+
+// Loopback, or the unspecified address (which Linux connects to the local host): the sandbox's own `lo`.
+bool is_local(const IpAddress& ip) {
+  if (ip.family == IpAddress::Family::v4) return ip.bytes[0] == 127 || (ip.bytes[0] | ip.bytes[1] | ip.bytes[2] | ip.bytes[3]) == 0;
+  static constexpr uint8_t kZero[15] = {};
+  return std::memcmp(ip.bytes.data(), kZero, 15) == 0 && (ip.bytes[15] == 1 || ip.bytes[15] == 0);
+}
+
+socklen_t to_sockaddr(const IpAddress& ip, uint16_t port, int family, sockaddr_storage* ss) {
+  std::memset(ss, 0, sizeof *ss);
+  if (family == AF_INET) {
+    auto* sin = reinterpret_cast<sockaddr_in*>(ss);
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(port);
+    std::memcpy(&sin->sin_addr, ip.bytes.data(), 4);
+    return sizeof(sockaddr_in);
+  }
+  auto* sin6 = reinterpret_cast<sockaddr_in6*>(ss);
+  sin6->sin6_family = AF_INET6;
+  sin6->sin6_port = htons(port);
+  if (ip.family == IpAddress::Family::v4) {
+    sin6->sin6_addr.s6_addr[10] = sin6->sin6_addr.s6_addr[11] = 0xff;
+    std::memcpy(&sin6->sin6_addr.s6_addr[12], ip.bytes.data(), 4);
+  } else {
+    std::memcpy(&sin6->sin6_addr, ip.bytes.data(), 16);
+  }
+  return sizeof(sockaddr_in6);
+}
+
+std::string endpoint_text(const sockaddr_storage& ss) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (ss.ss_family == AF_INET) {
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &sin->sin_addr, host, sizeof host);
+    port = ntohs(sin->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof host);
+    port = ntohs(sin6->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+int socket_int(int fd, int level, int name) {
+  int value = -1;
+  socklen_t len = sizeof value;
+  return getsockopt(fd, level, name, &value, &len) == 0 ? value : -1;
+}
+
+}  // namespace
+
+struct Broker::Request {
+  uint64_t key = 0;
+  seccomp_notif n{};
+  std::optional<Caller> caller;
+  UniqueFd sock;  // the caller's socket (a duplicate: the same open file description)
+  int callers_fd = -1;
+  int domain = 0;
+  int type = 0;
+  sockaddr_storage addr{};
+  socklen_t addrlen = 0;
+  bool fast_open = false;  // a send that connects: answer the bytes sent
+  std::string data;
+  bool callers_nonblocking = false;
+  enum class Wait { none, callers_socket, own_socket, unix_retry, resolving } wait = Wait::none;
+  Clock::time_point deadline;
+  Clock::time_point retry_until;
+  std::string host;
+  uint16_t port = 0;
+  std::string rule;
+  std::vector<IpAddress> candidates;
+  size_t next = 0;
+  UniqueFd own;
+  std::string address;
+  std::string last_error;
+  std::string join_client;
+  int registered = -1;  // the fd registered with the loop
+};
+
+Broker::Broker(BrokerContext ctx) : ctx_(std::move(ctx)) {}
+
+Broker::~Broker() {
+  auto pending = std::move(pending_);
+  for (auto& [key, r] : pending) {
+    if (r->registered >= 0) ctx_.loop->remove(r->registered);
+    respond(*r, 0, ECONNREFUSED);
+  }
+}
+
+void Broker::submit(const seccomp_notif& notification) {
+  auto r = std::make_unique<Request>();
+  r->key = next_key_++;
+  r->n = notification;
+  Request& req = *r;
+  if (pending_.size() >= kMaxPending) {
+    respond(req, 0, EAGAIN);
+    relay::emit_error(*ctx_.events, "", 0, "broker: more than " + std::to_string(kMaxPending) + " connects pending");
+    return;
+  }
+  pending_.emplace(req.key, std::move(r));
+  start(req);
+}
+
+void Broker::respond(Request& r, int64_t value, int err) {
+  seccomp_notif_resp resp{};
+  resp.id = r.n.id;
+  resp.val = err ? 0 : value;
+  resp.error = err ? -err : 0;
+  ::ioctl(ctx_.notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);  // ENOENT: the caller is gone, nothing to answer
+  if (r.registered >= 0) {
+    ctx_.loop->remove(r.registered);
+    r.registered = -1;
+  }
+  if (!r.join_client.empty() && err && err != EINPROGRESS && ctx_.cancel_join) ctx_.cancel_join(r.join_client);
+  pending_.erase(r.key);  // destroys r
+}
+
+void Broker::deny(Request& r, std::string_view protocol, std::string_view host, uint16_t port,
+                  std::string_view reason, std::string_view rule, int err) {
+  relay::emit_denied(*ctx_.events, protocol, host, port, reason, rule);
+  respond(r, 0, err);
+}
+
+void Broker::start(Request& r) {
+  const int nr = r.n.data.nr;
+  r.callers_fd = static_cast<int>(r.n.data.args[0]);
+  auto caller = Caller::open(ctx_.notify_fd, r.n.id, r.n.pid);
+  if (!caller) {
+    respond(r, 0, ECONNREFUSED);  // gone, or not ours to look at: fail closed
+    return;
+  }
+  r.caller.emplace(std::move(*caller));
+  uint64_t addr_ptr = 0;
+  uint64_t addr_len = 0;
+  if (nr == __NR_connect) {
+    addr_ptr = r.n.data.args[1];
+    addr_len = r.n.data.args[2] & 0xffffffff;
+  } else if (nr == __NR_sendto) {
+    r.fast_open = true;
+    addr_ptr = r.n.data.args[4];
+    addr_len = r.n.data.args[5] & 0xffffffff;
+    size_t size = std::min<uint64_t>(r.n.data.args[2], kMaxFastOpenBytes);
+    r.data.resize(size);
+    if (Status s = r.caller->read(r.n.data.args[1], r.data.data(), size); !s.is_ok()) {
+      respond(r, 0, s.errno_value() ? s.errno_value() : EFAULT);
+      return;
+    }
+  } else if (nr == __NR_sendmsg) {
+    r.fast_open = true;
+    msghdr msg{};
+    if (Status s = r.caller->read(r.n.data.args[1], &msg, sizeof msg); !s.is_ok()) {
+      respond(r, 0, EFAULT);
+      return;
+    }
+    addr_ptr = reinterpret_cast<uint64_t>(msg.msg_name);
+    addr_len = msg.msg_namelen;
+    std::vector<iovec> iov(std::min<size_t>(msg.msg_iovlen, kMaxIovecs));
+    if (!iov.empty() && !r.caller->read(reinterpret_cast<uint64_t>(msg.msg_iov), iov.data(),
+                                        iov.size() * sizeof(iovec)).is_ok()) {
+      respond(r, 0, EFAULT);
+      return;
+    }
+    for (const iovec& v : iov) {
+      size_t take = std::min(v.iov_len, kMaxFastOpenBytes - r.data.size());
+      size_t at = r.data.size();
+      r.data.resize(at + take);
+      if (!r.caller->read(reinterpret_cast<uint64_t>(v.iov_base), r.data.data() + at, take).is_ok()) {
+        respond(r, 0, EFAULT);
+        return;
+      }
+    }
+  } else {
+    respond(r, 0, EOPNOTSUPP);  // sendmmsg with MSG_FASTOPEN: not brokered
+    return;
+  }
+  if (addr_ptr == 0 && r.fast_open) {
+    respond(r, 0, EDESTADDRREQ);
+    return;
+  }
+  if (addr_len > sizeof(sockaddr_storage)) {
+    respond(r, 0, EINVAL);
+    return;
+  }
+  r.addrlen = static_cast<socklen_t>(addr_len);
+  if (Status s = r.caller->read(addr_ptr, &r.addr, r.addrlen); !s.is_ok()) {
+    respond(r, 0, s.errno_value() == ENOENT ? ECONNREFUSED : EFAULT);
+    return;
+  }
+  auto sock = r.caller->take_fd(r.callers_fd);
+  if (!sock) {
+    respond(r, 0, sock.status().errno_value() == EBADF ? EBADF : ECONNREFUSED);
+    return;
+  }
+  r.sock = std::move(*sock);
+  r.domain = socket_int(r.sock.get(), SOL_SOCKET, SO_DOMAIN);
+  r.type = socket_int(r.sock.get(), SOL_SOCKET, SO_TYPE);
+  if (r.domain < 0) {
+    respond(r, 0, ENOTSOCK);
+    return;
+  }
+  // A socket of the sandbox's network namespace, or one the broker installed (or one passed in from outside):
+  // the latter never connects anywhere again.
+  UniqueFd netns(::ioctl(r.sock.get(), SIOCGSKNS));
+  struct stat ns {};
+  if (!netns || ::fstat(netns.get(), &ns) != 0 || ns.st_ino != ctx_.sandbox_netns) {
+    respond(r, 0, EISCONN);
+    return;
+  }
+  r.callers_nonblocking = (::fcntl(r.sock.get(), F_GETFL) & O_NONBLOCK) != 0;
+  if (r.addrlen < sizeof(sa_family_t)) {
+    respond(r, 0, EINVAL);
+    return;
+  }
+  if (r.addr.ss_family == AF_UNSPEC && !r.fast_open) {
+    connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);  // dissolves an association
+    return;
+  }
+  if (r.domain == AF_UNIX) {
+    start_unix(r);
+  } else if (r.domain == AF_INET || r.domain == AF_INET6) {
+    start_inet(r);
+  } else {
+    connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);  // netlink: per namespace
+  }
+}
+
+bool Broker::own_tmpfs(dev_t dev) {
+  if (!own_tmpfs_known_) {
+    own_tmpfs_known_ = true;
+    UniqueFd root(::open(("/proc/" + std::to_string(ctx_.init_pid) + "/root").c_str(),
+                         O_PATH | O_DIRECTORY | O_CLOEXEC));
+    for (const auto& path : ctx_.own_tmpfs) {
+      open_how how{};
+      how.flags = O_PATH | O_CLOEXEC;
+      how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
+      UniqueFd fd(sys::openat2(root.get(), path.c_str(), &how));
+      struct stat st {};
+      if (fd && ::fstat(fd.get(), &st) == 0) own_tmpfs_devs_.push_back(st.st_dev);
+    }
+  }
+  return std::find(own_tmpfs_devs_.begin(), own_tmpfs_devs_.end(), dev) != own_tmpfs_devs_.end();
+}
+
+bool Broker::bound_inside(const struct stat& st) {
+  if (!sandbox_sockets_ && !sandbox_sockets_failed_) {
+    auto opened = SandboxUnixSockets::open(ctx_.init_pid);
+    if (opened) {
+      sandbox_sockets_.emplace(std::move(*opened));
+    } else {
+      sandbox_sockets_failed_ = true;  // every such socket is then refused unless listed: fail closed
+      relay::emit_error(*ctx_.events, "", 0, "broker: " + opened.status().message());
+    }
+  }
+  if (!sandbox_sockets_) return false;
+  auto bound = sandbox_sockets_->bound_here(st.st_dev, st.st_ino);
+  return bound.is_ok() && *bound;
+}
+
+void Broker::start_unix(Request& r) {
+  const auto* sun = reinterpret_cast<const sockaddr_un*>(&r.addr);
+  if (r.addr.ss_family != AF_UNIX || r.fast_open) {
+    respond(r, 0, r.fast_open ? EOPNOTSUPP : EINVAL);
+    return;
+  }
+  size_t path_len = r.addrlen - offsetof(sockaddr_un, sun_path);
+  if (path_len == 0 || sun->sun_path[0] == '\0') {
+    // Abstract (or unnamed: the kernel says EINVAL): names live in the sandbox's network namespace.
+    connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);
+    return;
+  }
+  std::string_view path(sun->sun_path, strnlen(sun->sun_path, path_len));
+  auto target = open_unix_target(*r.caller, path);
+  if (!target) {
+    respond(r, 0, target.status().errno_value() ? target.status().errno_value() : ECONNREFUSED);
+    return;
+  }
+  if (!S_ISSOCK(target->st.st_mode)) {
+    respond(r, 0, ECONNREFUSED);  // what connect(2) answers for a path that is not a socket
+    return;
+  }
+  InodeId inode{target->st.st_dev, target->st.st_ino};
+  auto allowed = allowed_unix_inodes(ctx_.spec->unix_sockets);
+  bool listed = std::find(allowed.begin(), allowed.end(), inode) != allowed.end();
+  if (!listed && !own_tmpfs(inode.dev) && !bound_inside(target->st)) {
+    deny(r, "unix", target->where, 0, "a socket outside the sandbox's own files that network.unix does not list",
+         "network.unix", EACCES);
+    return;
+  }
+  if (listed) relay::emit_allowed(*ctx_.events, "unix", target->where, 0, "network.unix", target->where);
+  // The inode checked, through this process's fd of it: no second lookup of the caller's path.
+  sockaddr_un via{};
+  via.sun_family = AF_UNIX;
+  std::string fd_path = "/proc/self/fd/" + std::to_string(target->path.get());
+  std::memcpy(via.sun_path, fd_path.c_str(), fd_path.size() + 1);
+  r.retry_until = Clock::now() + std::chrono::milliseconds(ctx_.connect_timeout_ms);
+  r.addr = {};
+  std::memcpy(&r.addr, &via, sizeof via);
+  r.addrlen = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + fd_path.size() + 1);
+  // Keep the O_PATH fd alive for retries: the path names it.
+  r.own = std::move(target->path);
+  connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);
+}
+
+void Broker::start_inet(Request& r) {
+  uint16_t port = 0;
+  auto ip = ip_of(r.addr, r.addrlen, &port);
+  if (!ip) {
+    // A family the socket does not speak, or a short address: the kernel's own answer, on the caller's socket.
+    connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);
+    return;
+  }
+  if (r.domain == AF_INET && r.addr.ss_family != AF_INET) {
+    respond(r, 0, EAFNOSUPPORT);
+    return;
+  }
+  if (is_local(*ip)) {
+    if (r.type == SOCK_STREAM && ctx_.landlock_tcp &&
+        std::find(ctx_.loopback_tcp_ports.begin(), ctx_.loopback_tcp_ports.end(), port) ==
+            ctx_.loopback_tcp_ports.end()) {
+      deny(r, "loopback", ip->to_string(), port, "Landlock allows no TCP connect to this port inside",
+           "landlock: tcp connect ports", EACCES);
+      return;
+    }
+    if (r.fast_open && r.type != SOCK_STREAM) {
+      respond(r, 0, EOPNOTSUPP);
+      return;
+    }
+    connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);
+    return;
+  }
+  std::optional<std::string> name = ctx_.name_of ? ctx_.name_of(*ip) : std::nullopt;
+  std::string host = name ? *name : ip->to_string();
+  r.port = port;
+  if (r.type != SOCK_STREAM) {
+    deny(r, "udp", host, port, "datagrams leave only for the DNS stub", "udp", ENETUNREACH);
+    return;
+  }
+  start_outside_tcp(r, host, !name);
+}
+
+void Broker::start_outside_tcp(Request& r, const std::string& host, bool literal) {
+  r.host = host;
+  if (ctx_.spec->mode == NetMode::none) {
+    deny(r, "connect", host, r.port, "the network mode is none", "mode: none", ENETUNREACH);
+    return;
+  }
+  NetDecision decision = decide(*ctx_.spec, host, r.port);
+  if (decision.verdict == NetDecision::Verdict::deny) {
+    deny(r, "connect", host, r.port, "denied by policy", decision.rule, EACCES);
+    return;
+  }
+  r.rule = decision.rule;
+  if (decision.verdict == NetDecision::Verdict::ask || decision.inspect) {
+    start_join(r);
+    return;
+  }
+  if (literal) {
+    start_direct(r, {*IpAddress::parse(host)});
+    return;
+  }
+  if (auto pin = ctx_.spec->hosts.find(host); pin != ctx_.spec->hosts.end()) {
+    auto pinned = IpAddress::parse(pin->second);
+    if (!pinned) {
+      deny(r, "connect", host, r.port, "pinned address is not an IP", "hosts", EHOSTUNREACH);
+      return;
+    }
+    start_direct(r, {*pinned});
+    return;
+  }
+  r.wait = Request::Wait::resolving;
+  r.deadline = Clock::now() + std::chrono::milliseconds(ctx_.connect_timeout_ms);
+  timers_.push(r.deadline, r.key);
+  uint64_t key = r.key;
+  ctx_.resolve(host, [this, key](Result<std::vector<IpAddress>> addresses) {
+    auto it = pending_.find(key);
+    if (it == pending_.end() || it->second->wait != Request::Wait::resolving) return;
+    Request& req = *it->second;
+    req.wait = Request::Wait::none;
+    if (!addresses) {
+      relay::emit_error(*ctx_.events, req.host, req.port, addresses.status().message());
+      respond(req, 0, EHOSTUNREACH);
+      return;
+    }
+    start_direct(req, std::move(*addresses));
+  });
+}
+
+void Broker::start_join(Request& r) {
+  if (ctx_.join_port == 0 || !ctx_.expect_join) {
+    deny(r, "connect", r.host, r.port, "no relay to inspect the connection", r.rule, EACCES);
+    return;
+  }
+  // The caller's own socket, bound to a loopback port of its own, then connected to the relay's listener: the
+  // relay knows it by that port and treats it as `CONNECT host:port`.
+  sockaddr_storage local{};
+  socklen_t local_len = sizeof local;
+  if (::getsockname(r.sock.get(), reinterpret_cast<sockaddr*>(&local), &local_len) != 0) {
+    respond(r, 0, errno);
+    return;
+  }
+  uint16_t local_port = 0;
+  if (r.domain == AF_INET) {
+    local_port = ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+  } else {
+    local_port = ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port);
+  }
+  IpAddress loopback = *IpAddress::parse("127.0.0.1");
+  sockaddr_storage relay_addr{};
+  socklen_t relay_len = to_sockaddr(loopback, ctx_.join_port, r.domain, &relay_addr);
+  if (local_port == 0) {
+    sockaddr_storage bind_addr{};
+    socklen_t bind_len = to_sockaddr(loopback, 0, r.domain, &bind_addr);
+    if (::bind(r.sock.get(), reinterpret_cast<sockaddr*>(&bind_addr), bind_len) != 0) {
+      respond(r, 0, errno);
+      return;
+    }
+    local_len = sizeof local;
+    if (::getsockname(r.sock.get(), reinterpret_cast<sockaddr*>(&local), &local_len) != 0) {
+      respond(r, 0, errno);
+      return;
+    }
+  }
+  r.join_client = endpoint_text(local);
+  ctx_.expect_join(r.join_client, r.host, r.port);
+  r.addr = relay_addr;
+  r.addrlen = relay_len;
+  connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);
+}
+
+void Broker::start_direct(Request& r, std::vector<IpAddress> addresses) {
+  r.candidates.clear();
+  std::string refusal;
+  for (const IpAddress& a : addresses) {
+    std::string why = check_resolved_address(*ctx_.spec, a);
+    if (!why.empty()) {
+      if (refusal.empty()) refusal = why;
+      continue;
+    }
+    if (r.domain == AF_INET && a.family != IpAddress::Family::v4) continue;
+    r.candidates.push_back(a);
+  }
+  if (r.candidates.empty()) {
+    if (!refusal.empty()) {
+      deny(r, "connect", r.host, r.port, refusal, "private-address guard", EACCES);
+    } else {
+      relay::emit_error(*ctx_.events, r.host, r.port, "no address of the socket's family");
+      respond(r, 0, ENETUNREACH);
+    }
+    return;
+  }
+  r.next = 0;
+  try_next_candidate(r);
+}
+
+void Broker::try_next_candidate(Request& r) {
+  while (r.next < r.candidates.size()) {
+    const IpAddress& a = r.candidates[r.next++];
+    sockaddr_storage ss{};
+    socklen_t len = to_sockaddr(a, r.port, r.domain, &ss);
+    UniqueFd fd(::socket(r.domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) {
+      r.last_error = Status::from_errno(errno, "socket").message();
+      continue;
+    }
+    copy_socket_options(r.sock.get(), fd.get(), r.domain);
+    r.address = a.to_string();
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0 && errno != EINPROGRESS) {
+      r.last_error = Status::from_errno(errno, "connect(" + r.address + ")").message();
+      continue;
+    }
+    r.own = std::move(fd);
+    r.wait = Request::Wait::own_socket;
+    wait_writable(r, r.own.get());
+    return;
+  }
+  relay::emit_error(*ctx_.events, r.host, r.port, r.last_error);
+  bool refused = r.last_error.find("ECONNREFUSED") != std::string::npos;
+  bool timed_out = r.last_error.find("timed out") != std::string::npos;
+  respond(r, 0, refused ? ECONNREFUSED : timed_out ? ETIMEDOUT : EHOSTUNREACH);
+}
+
+void Broker::wait_writable(Request& r, int fd) {
+  if (r.registered >= 0) ctx_.loop->remove(r.registered);
+  r.registered = -1;
+  if (!ctx_.loop->add(fd, EPOLLOUT | EPOLLET, kTagBit | r.key).is_ok()) {
+    respond(r, 0, ENOMEM);
+    return;
+  }
+  r.registered = fd;
+  r.deadline = Clock::now() + std::chrono::milliseconds(r.wait == Request::Wait::own_socket ? ctx_.connect_timeout_ms
+                                                                                           : kLoopbackConnectMs);
+  timers_.push(r.deadline, r.key);
+}
+
+void Broker::on_event(uint64_t tag, uint32_t) {
+  auto it = pending_.find(tag & ~kTagBit);
+  if (it == pending_.end()) return;
+  on_writable(*it->second);
+}
+
+void Broker::on_writable(Request& r) {
+  int fd = r.wait == Request::Wait::own_socket ? r.own.get() : r.sock.get();
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  if (r.wait == Request::Wait::callers_socket) {
+    finish_callers_connect(r, err);
+    return;
+  }
+  if (r.wait != Request::Wait::own_socket) return;
+  ctx_.loop->remove(r.registered);
+  r.registered = -1;
+  r.wait = Request::Wait::none;
+  if (err != 0) {
+    r.last_error = Status::from_errno(err, "connect(" + r.address + ")").message();
+    r.own.reset();
+    try_next_candidate(r);
+    return;
+  }
+  install(r);
+}
+
+void Broker::install(Request& r) {
+  int64_t value = 0;
+  if (r.fast_open) {
+    ssize_t n = ::send(r.own.get(), r.data.data(), r.data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    value = n < 0 ? 0 : n;
+  }
+  ::fcntl(r.own.get(), F_SETFL, r.callers_nonblocking ? O_NONBLOCK : 0);
+  auto cloexec = r.caller->fd_cloexec(r.callers_fd);
+  seccomp_notif_addfd add{};
+  add.id = r.n.id;
+  add.flags = SECCOMP_ADDFD_FLAG_SETFD;
+  add.srcfd = static_cast<uint32_t>(r.own.get());
+  add.newfd = static_cast<uint32_t>(r.callers_fd);
+  add.newfd_flags = cloexec.is_ok() && *cloexec ? O_CLOEXEC : 0;
+  if (::ioctl(ctx_.notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0) {
+    int err = errno;
+    if (err != ENOENT) relay::emit_error(*ctx_.events, r.host, r.port, Status::from_errno(err, "SECCOMP_IOCTL_NOTIF_ADDFD").message());
+    respond(r, 0, err == ENOENT ? ECONNREFUSED : EACCES);
+    return;
+  }
+  relay::emit_allowed(*ctx_.events, "connect", r.host, r.port, r.rule, r.address);
+  respond(r, value, 0);
+}
+
+void Broker::connect_callers_socket(Request& r, const sockaddr* addr, socklen_t len) {
+  int flags = ::fcntl(r.sock.get(), F_GETFL);
+  if (!r.callers_nonblocking) ::fcntl(r.sock.get(), F_SETFL, flags | O_NONBLOCK);
+  int rc = ::connect(r.sock.get(), addr, len);
+  int err = rc == 0 ? 0 : errno;
+  if (!r.callers_nonblocking) ::fcntl(r.sock.get(), F_SETFL, flags);
+  if (err == 0 || r.callers_nonblocking) {
+    finish_callers_connect(r, err);
+    return;
+  }
+  if (err == EINPROGRESS || err == EALREADY) {
+    r.wait = Request::Wait::callers_socket;
+    wait_writable(r, r.sock.get());
+    return;
+  }
+  if (err == EAGAIN && r.domain == AF_UNIX && Clock::now() < r.retry_until) {
+    // A blocking caller waits for room in the listener's backlog, as connect(2) would.
+    r.wait = Request::Wait::unix_retry;
+    r.deadline = Clock::now() + std::chrono::milliseconds(kRetryUnixMs);
+    timers_.push(r.deadline, r.key);
+    return;
+  }
+  finish_callers_connect(r, err);
+}
+
+void Broker::finish_callers_connect(Request& r, int err) {
+  if (r.registered >= 0) {
+    ctx_.loop->remove(r.registered);
+    r.registered = -1;
+  }
+  r.wait = Request::Wait::none;
+  int64_t value = 0;
+  if (err == 0 && r.fast_open) {
+    ssize_t n = ::send(r.sock.get(), r.data.data(), r.data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    value = n < 0 ? 0 : n;
+  }
+  respond(r, value, err);
+}
+
+int Broker::next_timeout_ms() { return timers_.next_timeout_ms(Clock::now()); }
+
+void Broker::on_timer() {
+  std::vector<uint64_t> due;
+  Clock::time_point now = Clock::now();
+  timers_.pop_due(now, due);
+  for (uint64_t key : due) {
+    auto it = pending_.find(key);
+    if (it == pending_.end()) continue;
+    Request& r = *it->second;
+    if (r.deadline > now) continue;  // a later deadline replaced this one
+    switch (r.wait) {
+      case Request::Wait::resolving:
+        relay::emit_error(*ctx_.events, r.host, r.port, "name resolution timed out");
+        r.wait = Request::Wait::none;
+        respond(r, 0, ETIMEDOUT);
+        break;
+      case Request::Wait::own_socket:
+        ctx_.loop->remove(r.registered);
+        r.registered = -1;
+        r.wait = Request::Wait::none;
+        r.own.reset();
+        r.last_error = "connect(" + r.address + ") timed out";
+        try_next_candidate(r);
+        break;
+      case Request::Wait::callers_socket:
+        finish_callers_connect(r, ETIMEDOUT);
+        break;
+      case Request::Wait::unix_retry:
+        r.wait = Request::Wait::none;
+        connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);
+        break;
+      case Request::Wait::none:
+        break;
+    }
+  }
+}
+
+}  // namespace oishell::broker

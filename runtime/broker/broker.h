@@ -1,0 +1,119 @@
+#pragma once
+// The connect broker: the supervisor performs every connect(2) of the sandbox (and every send that connects
+// implicitly: MSG_FASTOPEN), answering the seccomp notification itself. The caller's sockaddr is read once and
+// the connection made to that copy; the caller's call is never let through (no SECCOMP_USER_NOTIF_FLAG_CONTINUE),
+// so memory rewritten after the check changes nothing.
+//
+//   sandbox socket, loopback destination   the caller's own socket connected by the supervisor (it stays in the
+//                                          sandbox's network namespace: it can reach only the sandbox's own `lo`);
+//                                          TCP ports as Landlock allows them inside
+//   TCP to a name or address outside       decided as the relay decides a CONNECT (policy/net_rules.h):
+//     allow, inspect: false                the supervisor connects a socket of its own (host namespace) to the
+//                                          checked address and installs it in place of the caller's, once
+//                                          established: bytes go kernel to kernel
+//     allow, inspect: true; ask            the caller's socket joined to the relay's inspecting path (treated as
+//                                          `CONNECT host:port`, without the 200 reply)
+//     deny                                 EACCES and a net.denied event
+//   UDP outside                            ENETUNREACH and a net.denied event (DNS goes to the stub on `lo`)
+//   unix, pathname                         allowed when the inode is on the sandbox's own tmpfs, is bound by a
+//                                          socket of the sandbox's network namespace (a server inside), or is a
+//                                          socket of `network.unix`; the caller's socket connected to that inode
+//   unix, abstract; AF_UNSPEC              the caller's socket connected by the supervisor (abstract names are
+//                                          per network namespace)
+//   a socket the broker installed          any further connect is refused (EISCONN): it never points elsewhere
+// Runs on the relay's loop thread (runtime/relay/relay.cc).
+#include <linux/seccomp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "policy/net_rules.h"
+#include "policy/sandbox_spec.h"
+#include "runtime/broker/sandbox_unix_sockets.h"
+#include "runtime/broker/unix_target.h"
+#include "runtime/events.h"
+#include "runtime/relay/event_loop.h"
+
+namespace oishell::broker {
+
+// What the broker knows of the sandbox and uses of the relay.
+struct BrokerContext {
+  const NetworkSpec* spec = nullptr;
+  EventSink* events = nullptr;
+  relay::EventLoop* loop = nullptr;
+  int notify_fd = -1;
+  ino_t sandbox_netns = 0;  // the inode of the sandbox's network namespace
+  pid_t init_pid = -1;      // for the sandbox's own tmpfs mounts
+  std::vector<std::string> own_tmpfs;  // their paths inside (the root, /tmp, ...)
+  bool landlock_tcp = false;           // Landlock limits TCP ports inside: loopback connects keep its rules
+  std::vector<uint16_t> loopback_tcp_ports;  // the ports Landlock lets the sandbox connect to
+  uint32_t connect_timeout_ms = 10'000;
+  // Looks a name up (the relay's resolver); the callback runs later on the loop thread.
+  std::function<void(const std::string& name, std::function<void(Result<std::vector<IpAddress>>)>)> resolve;
+  // The name the DNS stub gave a synthetic address, if any.
+  std::function<std::optional<std::string>(const IpAddress&)> name_of;
+  // The relay accepts, on its HTTP listener, a connection from `client` ("127.0.0.1:40000") as `CONNECT host:port`.
+  std::function<void(const std::string& client, const std::string& host, uint16_t port)> expect_join;
+  std::function<void(const std::string& client)> cancel_join;
+  uint16_t join_port = 0;  // the relay's HTTP listener inside (0: no relay, mode none)
+};
+
+class Broker {
+ public:
+  static constexpr uint64_t kTagBit = uint64_t{1} << 60;
+  static constexpr size_t kMaxPending = 4096;
+
+  explicit Broker(BrokerContext ctx);
+  ~Broker();  // answers every pending call with ECONNREFUSED
+  Broker(const Broker&) = delete;
+  Broker& operator=(const Broker&) = delete;
+
+  // A notification of a brokered call (runtime/seccomp_sets broker_rules), on the loop thread.
+  void submit(const seccomp_notif& notification);
+  bool owns(uint64_t tag) const { return (tag & kTagBit) != 0; }
+  void on_event(uint64_t tag, uint32_t events);
+  int next_timeout_ms();
+  void on_timer();
+
+ private:
+  struct Request;
+  void start(Request& r);
+  void start_unix(Request& r);
+  void start_inet(Request& r);
+  void start_outside_tcp(Request& r, const std::string& host, bool literal);
+  void start_join(Request& r);
+  void start_direct(Request& r, std::vector<IpAddress> addresses);
+  void try_next_candidate(Request& r);
+  void install(Request& r);
+  // connect(2) on the caller's own socket, as the caller would have made it (blocking or not).
+  void connect_callers_socket(Request& r, const sockaddr* addr, socklen_t len);
+  void wait_writable(Request& r, int fd);
+  void on_writable(Request& r);
+  void finish_callers_connect(Request& r, int err);
+  void respond(Request& r, int64_t value, int err);
+  void deny(Request& r, std::string_view protocol, std::string_view host, uint16_t port, std::string_view reason,
+            std::string_view rule, int err);
+  bool own_tmpfs(dev_t dev);
+  // Bound by a socket of the sandbox's own network namespace (sandbox_unix_sockets.h).
+  bool bound_inside(const struct stat& st);
+
+  BrokerContext ctx_;
+  std::map<uint64_t, std::unique_ptr<Request>> pending_;
+  uint64_t next_key_ = 1;
+  relay::TimerQueue timers_;
+  std::vector<dev_t> own_tmpfs_devs_;
+  bool own_tmpfs_known_ = false;
+  std::optional<SandboxUnixSockets> sandbox_sockets_;
+  bool sandbox_sockets_failed_ = false;
+};
+
+}  // namespace oishell::broker

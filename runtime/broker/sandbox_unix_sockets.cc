@@ -1,0 +1,134 @@
+#include "runtime/broker/sandbox_unix_sockets.h"
+
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace oishell::broker {
+namespace {
+
+// In the forked child: only async-signal-safe calls, no allocation.
+[[noreturn]] void make_socket_in(int userns, int netns, int reply) {
+  int fd = -1;
+  if (::setns(userns, CLONE_NEWUSER) == 0 && ::setns(netns, CLONE_NEWNET) == 0) {
+    fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  }
+  int err = fd < 0 ? errno : 0;
+  char control[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{&err, sizeof err};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  _exit(::sendmsg(reply, &msg, MSG_NOSIGNAL) < 0 ? 1 : 0);
+}
+
+}  // namespace
+
+Result<SandboxUnixSockets> SandboxUnixSockets::open(pid_t init_pid) {
+  const std::string ns = "/proc/" + std::to_string(init_pid) + "/ns/";
+  UniqueFd userns(::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!userns) return Status::from_errno(errno, "open(" + ns + "user)");
+  UniqueFd netns(::open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!netns) return Status::from_errno(errno, "open(" + ns + "net)");
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) return Status::from_errno(errno, "socketpair");
+  UniqueFd ours(pair[0]);
+  UniqueFd theirs(pair[1]);
+  pid_t child = ::fork();
+  if (child < 0) return Status::from_errno(errno, "fork");
+  if (child == 0) make_socket_in(userns.get(), netns.get(), theirs.get());
+  theirs.reset();
+  int err = 0;
+  char control[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{&err, sizeof err};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = ::recvmsg(ours.get(), &msg, MSG_CMSG_CLOEXEC);
+  int recv_errno = errno;
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (n != sizeof err) return Status::from_errno(n < 0 ? recv_errno : EPROTO, "recvmsg(sock_diag socket)");
+  if (err != 0) return Status::from_errno(err, "joining the sandbox's namespaces for sock_diag");
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return Status::error("sock_diag socket: no fd received");
+  int fd;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return SandboxUnixSockets(UniqueFd(fd));
+}
+
+Result<bool> SandboxUnixSockets::bound_here(dev_t dev, ino_t ino) const {
+  struct {
+    nlmsghdr nlh;
+    unix_diag_req req;
+  } request{};
+  request.nlh.nlmsg_len = sizeof request;
+  request.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  request.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  request.req.sdiag_family = AF_UNIX;
+  request.req.udiag_states = ~0u;
+  request.req.udiag_show = UDIAG_SHOW_VFS;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (::sendto(diag_.get(), &request, sizeof request, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
+    return Status::from_errno(errno, "sendto(sock_diag)");
+  }
+  alignas(nlmsghdr) char buf[32 * 1024];
+  bool found = false;
+  while (true) {
+    ssize_t n = ::recv(diag_.get(), buf, sizeof buf, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::from_errno(errno, "recv(sock_diag)");
+    }
+    size_t left = static_cast<size_t>(n);
+    for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+      if (h->nlmsg_type == NLMSG_DONE) return found;
+      if (h->nlmsg_type == NLMSG_ERROR) {
+        auto* e = static_cast<nlmsgerr*>(NLMSG_DATA(h));
+        return Status::from_errno(-e->error, "sock_diag");
+      }
+      auto* msg = static_cast<unix_diag_msg*>(NLMSG_DATA(h));
+      size_t attr_left = h->nlmsg_len - NLMSG_LENGTH(sizeof *msg);
+      for (auto* a = reinterpret_cast<nlattr*>(msg + 1); attr_left >= sizeof(nlattr) && a->nla_len >= sizeof(nlattr) &&
+                                                         a->nla_len <= attr_left;) {
+        if (a->nla_type == UNIX_DIAG_VFS && a->nla_len >= NLA_HDRLEN + sizeof(unix_diag_vfs)) {
+          unix_diag_vfs vfs;
+          std::memcpy(&vfs, reinterpret_cast<char*>(a) + NLA_HDRLEN, sizeof vfs);
+          // The kernel's own dev_t (major << 20 | minor), not stat(2)'s encoding.
+          dev_t vfs_dev = makedev(vfs.udiag_vfs_dev >> 20, vfs.udiag_vfs_dev & 0xfffff);
+          if (vfs.udiag_vfs_ino == ino && vfs_dev == dev) found = true;
+        }
+        size_t step = NLA_ALIGN(a->nla_len);
+        if (step > attr_left) break;
+        attr_left -= step;
+        a = reinterpret_cast<nlattr*>(reinterpret_cast<char*>(a) + step);
+      }
+    }
+  }
+}
+
+}  // namespace oishell::broker
