@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -115,4 +118,93 @@ OI_PROBE("self_unix", "PATH|@NAME  (bind and listen, then connect to it: the all
     return probe::report(-1);
   }
   return probe::report(connect_unix(name, abstract));
+}
+
+// A server inside on PATH (a thread accepting and writing "A" to each client) and a thread that keeps flipping
+// one sockaddr between PATH and OTHER (same length, one byte apart: each flip is one atomic store) while the main
+// thread connects through it N times: every connection that succeeds must reach the server inside ("A"); OTHER's
+// server (outside, "D") never. Prints "ok N/M" (M connects, N refused: both outcomes must occur), or "reached
+// OTHER" / the unexpected errno.
+OI_PROBE("unix_rewrite_race", "PATH OTHER N  (a connect whose sockaddr changes while it is pending)") {
+  if (args.size() != 3 || args[0].size() != args[1].size()) return 2;
+  size_t at = 0;
+  while (at < args[0].size() && args[0][at] == args[1][at]) ++at;
+  if (at == args[0].size() || args[0].compare(at + 1, std::string::npos, args[1], at + 1, std::string::npos) != 0) {
+    return 2;  // not exactly one byte apart
+  }
+  int server = bind_unix(args[0], false);
+  if (server < 0) return probe::report(-1);
+  std::thread([server] {
+    while (true) {
+      int c = ::accept4(server, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      [[maybe_unused]] ssize_t n = ::write(c, "A", 1);
+      ::close(c);
+    }
+  }).detach();
+  static sockaddr_un shared{};
+  shared.sun_family = AF_UNIX;
+  std::memcpy(shared.sun_path, args[0].c_str(), args[0].size() + 1);
+  const char mine = args[0][at];
+  const char theirs = args[1][at];
+  std::atomic<bool> stop{false};
+  std::thread flipper([&] {
+    for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+      reinterpret_cast<std::atomic<char>*>(&shared.sun_path[at])->store((i & 1) ? theirs : mine,
+                                                                        std::memory_order_relaxed);
+    }
+  });
+  int n = std::stoi(args[2]);
+  int refused = 0;
+  std::string result = "ok";
+  for (int i = 0; i < n && result == "ok"; ++i) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&shared), sizeof shared) == 0) {
+      char c = 0;
+      if (::read(fd, &c, 1) == 1 && c != 'A') result = "reached OTHER";
+    } else if (errno == EACCES) {
+      ++refused;
+    } else {
+      result = strerrorname_np(errno);
+    }
+    ::close(fd);
+  }
+  stop = true;
+  flipper.join();
+  if (result == "ok") result += " " + std::to_string(refused) + "/" + std::to_string(n);
+  std::puts(result.c_str());
+  return 0;
+}
+
+// N threads each connect to 127.0.0.1:PORT at once (through the broker); prints "ok" when all succeeded, else the
+// first errno seen and how many failed.
+OI_PROBE("parallel_connect_tcp", "PORT N") {
+  if (args.size() != 2) return 2;
+  const uint16_t port = static_cast<uint16_t>(std::stoi(args[0]));
+  const int n = std::stoi(args[1]);
+  std::atomic<int> failed{0};
+  std::atomic<int> first_errno{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&] {
+      int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(port);
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        int expected = 0;
+        first_errno.compare_exchange_strong(expected, errno);
+        ++failed;
+      }
+      if (fd >= 0) ::close(fd);
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (failed == 0) {
+    std::puts("ok");
+  } else {
+    std::printf("%s x%d\n", strerrorname_np(first_errno.load()), failed.load());
+  }
+  return 0;
 }
