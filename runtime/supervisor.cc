@@ -276,8 +276,14 @@ std::vector<std::string> SupervisedSandbox::enforced() const {
   if (spec_.limits.wall_time_ms) out.push_back("limits: wall time " + format_duration_ms(*spec_.limits.wall_time_ms) + " (supervisor)");
   out.push_back(spec_.network.mode == NetMode::none
                     ? std::string("network: none (loopback only)")
-                    : "network: relay only (http 127.0.0.1:" + std::to_string(spec_.network.http_proxy_port) +
+                    : "network: relay (http 127.0.0.1:" + std::to_string(spec_.network.http_proxy_port) +
                           ", socks5 127.0.0.1:" + std::to_string(spec_.network.socks_proxy_port) + ")");
+  if (notifier_) {
+    out.push_back(std::string("connect: every connect(2) performed by the supervisor (broker): ") +
+                  (spec_.network.mode == NetMode::none ? "no exit; " : "outside TCP decided by the policy; ") +
+                  "unix sockets by inode (the sandbox's own, or network.unix: " +
+                  std::to_string(spec_.network.unix_sockets.size()) + ")");
+  }
   return out;
 }
 

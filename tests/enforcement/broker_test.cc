@@ -36,7 +36,7 @@ class HostUnixServer {
           int c = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
           if (c < 0) continue;
           ++accepted_;
-          [[maybe_unused]] ssize_t n = ::write(c, &reply, 1);
+          [[maybe_unused]] ssize_t n = ::send(c, &reply, 1, MSG_NOSIGNAL);
           ::close(c);
         }
       });

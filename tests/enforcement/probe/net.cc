@@ -138,7 +138,7 @@ OI_PROBE("unix_rewrite_race", "PATH OTHER N  (a connect whose sockaddr changes w
     while (true) {
       int c = ::accept4(server, nullptr, nullptr, SOCK_CLOEXEC);
       if (c < 0) continue;
-      [[maybe_unused]] ssize_t n = ::write(c, "A", 1);
+      [[maybe_unused]] ssize_t n = ::send(c, "A", 1, MSG_NOSIGNAL);
       ::close(c);
     }
   }).detach();
