@@ -4,6 +4,9 @@
 #   - direct (curl on the host),
 #   - through the oishell relay (`oishell run --policy P -- curl ...`, curl takes HTTP_PROXY from the environment:
 #     absolute-form; and with `-p`: a CONNECT tunnel),
+#   - brokered: curl inside ignoring the proxy (`--noproxy '*'`), its connect(2) performed by the supervisor
+#     (runtime/broker): to a name whose rule says `inspect: false` (the supervisor's socket installed in curl:
+#     kernel to kernel), and to a name with the default `inspect: true` (joined to the relay's inspecting path),
 #   - through socat as a plain TCP forwarder on another loopback port (default buffer, and `-b 1048576`), if installed.
 # The paths alternate, one download of each per round in rotating order; the median MB/s (curl's speed_download) of
 # each and its ratio to direct's median are printed. Every download must deliver exactly the file's size (a
@@ -78,22 +81,28 @@ version: 1
 extends: default
 network:
   mode: proxy
-  allow: ["bench.example"]
-  hosts: {bench.example: 127.0.0.1}
+  allow: ["bench.example", {host: direct.example, inspect: false}]
+  hosts: {bench.example: 127.0.0.1, direct.example: 127.0.0.1}
   allow_private: [127.0.0.0/8]
   on_unlisted: deny
 EOF
 sandboxed=("$oishell" run --policy "$tmp/policy.yaml" --workspace "$tmp" --)
 
 # Per path: its base URL, extra curl options, and whether curl runs in the sandbox.
-paths=(direct relay relay-connect)
+paths=(direct relay relay-connect brokered brokered-inspected)
 declare -A url prefix opts
 url[direct]="http://127.0.0.1:$port"
 url[relay]="http://bench.example:$port"
 url[relay-connect]="http://bench.example:$port"
+url[brokered]="http://direct.example:$port"
+url[brokered-inspected]="http://bench.example:$port"
 opts[relay-connect]="-p"
+opts[brokered]="--noproxy *"
+opts[brokered-inspected]="--noproxy *"
 prefix[relay]=1
 prefix[relay-connect]=1
+prefix[brokered]=1
+prefix[brokered-inspected]=1
 if [ -n "$socat" ]; then
   for variant in socat socat-1m; do
     p2=$(free_port)
@@ -109,7 +118,9 @@ fi
 # curl for path $1 with extra arguments; sandboxed for the relay paths.
 fetch() {
   local path="$1"; shift
-  local cmd=("$curl" -sS -f ${opts[$path]:-} "$@")
+  local extra=()
+  [ -n "${opts[$path]:-}" ] && read -r -a extra <<<"${opts[$path]}"
+  local cmd=("$curl" -sS -f "${extra[@]}" "$@")
   if [ -n "${prefix[$path]:-}" ]; then cmd=("${sandboxed[@]}" "${cmd[@]}"); fi
   run "${cmd[@]}"
 }
@@ -131,10 +142,10 @@ for ((r = 0; r < rounds; r++)); do
   done
 done
 if [ "$requests" -gt 0 ]; then
-  lat_paths=(direct relay relay-connect)
+  lat_paths=(direct relay relay-connect brokered brokered-inspected)
   for ((r = 0; r < rounds; r++)); do
-    for ((i = 0; i < 3; i++)); do
-      path=${lat_paths[$(((r + i) % 3))]}
+    for ((i = 0; i < ${#lat_paths[@]}; i++)); do
+      path=${lat_paths[$(((r + i) % ${#lat_paths[@]}))]}
       args=()  # one curl, $requests GETs, each on a new connection (HTTP/1.0)
       for ((k = 0; k < requests; k++)); do args+=(-o /dev/null "${url[$path]}/small"); done
       fetch "$path" -w 'latency %{size_download} %{time_total}\n' "${args[@]}" >"$tmp/lat" ||
