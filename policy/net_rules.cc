@@ -192,14 +192,37 @@ std::optional<std::string> normalise_host(std::string_view host) {
   return name;
 }
 
+namespace {
+
+// Whether `rule` covers `host` at `port`, or at any port of its own when `port` is empty (a name has no port).
+bool covers(const HostRule& rule, std::string_view host, std::optional<uint16_t> port) {
+  if (port) return rule.matches(host, *port);
+  return rule.matches(host, rule.ports.empty() ? 0 : rule.ports.front());
+}
+
+// The allow decision for `host` when some allow rule (or allow_all) matches, else nullopt. Several rules may match:
+// each is a grant, and a grant without inspection is the larger one, so an uninspected match decides (the first
+// such rule), else the first match, else allow_all (inspected).
+std::optional<NetDecision> allow_decision(const NetworkSpec& spec, std::string_view host,
+                                          std::optional<uint16_t> port) {
+  const HostRule* first = nullptr;
+  for (const HostRule& rule : spec.allow) {
+    if (!covers(rule, host, port)) continue;
+    if (!rule.inspect) return NetDecision{NetDecision::Verdict::allow, "allow " + rule.text, false};
+    if (!first) first = &rule;
+  }
+  if (spec.allow_all) return NetDecision{NetDecision::Verdict::allow, "allow_all", true};
+  if (first) return NetDecision{NetDecision::Verdict::allow, "allow " + first->text, true};
+  return std::nullopt;
+}
+
+}  // namespace
+
 NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port) {
   for (const HostRule& rule : spec.deny) {
     if (rule.matches(host, port)) return {NetDecision::Verdict::deny, "deny " + rule.text};
   }
-  if (spec.allow_all) return {NetDecision::Verdict::allow, "allow_all"};
-  for (const HostRule& rule : spec.allow) {
-    if (rule.matches(host, port)) return {NetDecision::Verdict::allow, "allow " + rule.text, rule.inspect};
-  }
+  if (auto allowed = allow_decision(spec, host, port)) return *allowed;
   switch (spec.on_unlisted) {
     case OnUnlisted::deny:
       return {NetDecision::Verdict::deny, "on_unlisted: deny"};
@@ -213,12 +236,7 @@ NetDecision decide_name(const NetworkSpec& spec, std::string_view host) {
   for (const HostRule& rule : spec.deny) {
     if (rule.ports.empty() && rule.matches(host, 0)) return {NetDecision::Verdict::deny, "deny " + rule.text};
   }
-  if (spec.allow_all) return {NetDecision::Verdict::allow, "allow_all"};
-  for (const HostRule& rule : spec.allow) {
-    HostRule any_port = rule;
-    any_port.ports.clear();
-    if (any_port.matches(host, 0)) return {NetDecision::Verdict::allow, "allow " + rule.text, rule.inspect};
-  }
+  if (auto allowed = allow_decision(spec, host, std::nullopt)) return *allowed;
   if (spec.on_unlisted == OnUnlisted::ask) return {NetDecision::Verdict::ask, "on_unlisted: ask"};
   return {NetDecision::Verdict::deny, "on_unlisted: deny"};
 }

@@ -72,7 +72,8 @@ struct NetDecision {
 };
 
 // deny rules, then allow rules (allow_all counts as a match), else on_unlisted. `host` must be normalised.
-// The network mode is not considered here (mode none has no relay at all).
+// When several allow rules match, one with `inspect: false` decides (each rule is a grant; the uninspected one is
+// the larger), else the first match. The network mode is not considered here (mode none has no relay at all).
 NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port);
 
 // Whether the DNS stub may look `host` up (a name has no port): deny when a deny rule without ports matches it,
