@@ -14,7 +14,7 @@ class RelayAbuseTest : public ::testing::Test {
   Server echo_{Server::Kind::echo, "127.0.0.3"};
   NetworkSpec spec() {
     NetworkSpec s;
-    s.allow = {rule("allowed.example"), rule("echo.example")};
+    s.allow = {rule("allowed.example"), uninspected("echo.example")};  // raw bytes through the echo server
     s.hosts["allowed.example"] = "127.0.0.2";
     s.hosts["echo.example"] = "127.0.0.3";
     s.allow_private = {cidr("127.0.0.0/8")};
