@@ -203,7 +203,8 @@ void network(const SandboxSpec& spec, std::string& out) {
   }
   std::vector<std::string> priv;
   for (const auto& c : net.allow_private) priv.push_back(c.to_string());
-  out += "  Loopback, private, link-local and multicast addresses are refused" +
+  out += "  Loopback, private, link-local and multicast addresses, this machine's own addresses and cloud metadata "
+         "endpoints (169.254.169.254, Azure's 168.63.129.16, ...) are refused" +
          (priv.empty() ? std::string(".\n") : ", except " + join(priv) + ".\n");
   for (const auto& [name, ip] : net.hosts) out += "  " + name + " resolves to " + ip + " (pinned).\n";
   unix_sockets(net, out);

@@ -242,11 +242,25 @@ NetDecision decide_name(const NetworkSpec& spec, std::string_view host) {
 }
 
 std::string check_resolved_address(const NetworkSpec& spec, const IpAddress& address) {
-  std::string_view what = special_address_class(address);
-  if (what.empty()) return {};
+  const IpAddress plain = unmap_v4(address).value_or(address);
+  const auto& own_addresses = spec.host_addresses;
+  const bool own = std::find(own_addresses.begin(), own_addresses.end(), plain) != own_addresses.end();
+  const std::string_view metadata = metadata_endpoint(address);
+  const std::string_view what = special_address_class(address);
+  if (what.empty() && !own) return {};
   for (const Cidr& cidr : spec.allow_private) {
-    if (cidr.contains(address)) return {};
+    if (!cidr.contains(address)) continue;
+    // A metadata endpoint is exempted only by an entry naming it, not by a range that happens to hold it.
+    bool exact = cidr.prefix_len == (cidr.base.family == IpAddress::Family::v4 ? 32 : 128);
+    if (!metadata.empty() && !exact) continue;
+    return {};
   }
+  if (!metadata.empty()) {
+    return address.to_string() + " is " + std::string(metadata) +
+           "; only an allow_private entry naming it exactly (/32 or /128) exempts it";
+  }
+  std::string is = what.empty() ? "" : std::string(what) + ", ";
+  if (own) return address.to_string() + " is " + is + "an address of this machine, and not covered by allow_private";
   return address.to_string() + " is " + std::string(what) + " and not covered by allow_private";
 }
 

@@ -80,8 +80,10 @@ NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port
 // allow when an allow rule matches it at any port (or allow_all), else on_unlisted. `host` must be normalised.
 NetDecision decide_name(const NetworkSpec& spec, std::string_view host);
 
-// The private-address guard on a resolved (or literal) destination: a private/special address is refused unless
-// a CIDR in spec.allow_private contains it. Returns an empty string when allowed, else the reason.
+// The private-address guard on a resolved (or literal) destination: a private/special address, or one of
+// spec.host_addresses (the relay's machine), is refused unless a CIDR in spec.allow_private contains it; a cloud
+// metadata endpoint only when the CIDR names it exactly (/32, /128). Returns an empty string when allowed, else the
+// reason. Pure: the machine's addresses come in through the spec.
 std::string check_resolved_address(const NetworkSpec& spec, const IpAddress& address);
 
 }  // namespace oishell

@@ -68,7 +68,9 @@ network:
                           "port 443; api.example.net on ports 443, 8443."))
       << e;
   EXPECT_TRUE(contains(e, "Any other destination is denied.")) << e;
-  EXPECT_TRUE(contains(e, "multicast addresses are refused, except 127.0.0.0/8.")) << e;
+  EXPECT_TRUE(contains(e, "Loopback, private, link-local and multicast addresses, this machine's own addresses and "
+                          "cloud metadata endpoints (169.254.169.254, Azure's 168.63.129.16, ...) are refused, except "
+                          "127.0.0.0/8.")) << e;
   EXPECT_TRUE(contains(e, "api.example.net resolves to 127.0.0.2 (pinned).")) << e;
 
   auto offline = compile_profile("offline");
