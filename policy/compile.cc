@@ -72,6 +72,48 @@ void compile_network(const Policy& policy, SandboxSpec& spec) {
   }
 }
 
+// The longest pathname a sockaddr_un carries (sun_path: 108 bytes with the terminating NUL).
+constexpr size_t kMaxUnixSocketPath = 107;
+
+// network.unix: each path expanded and normalised, symlinks resolved where it exists (else in its directory, where
+// that exists). A missing path is accepted: a socket is often created after the policy is written (a service not
+// started yet); an existing path that is not a socket is an error, as is a path no sockaddr_un can hold.
+void compile_unix_sockets(const Policy& policy, const PathVars& vars, const HostFs& host, SandboxSpec& spec,
+                          std::vector<Diagnostic>& errors) {
+  auto& out = spec.network.unix_sockets;
+  for (const auto& item : policy.network.unix_sockets) {
+    auto expanded = expand_path(item.text, PathRole::absolute, vars);
+    if (!expanded) {
+      errors.push_back(plain(item.pos, "network.unix", expanded.status().message()));
+      continue;
+    }
+    std::string path = *expanded;
+    if (auto real = host.real_path(path)) {
+      if (!host.is_socket(*real)) {
+        HostFs::Kind kind = host.kind(*real);
+        std::string what = kind == HostFs::Kind::directory ? "a directory"
+                           : kind == HostFs::Kind::file    ? "a regular file"
+                                                           : "something other than a socket (a fifo or a device)";
+        std::string via = *real == *expanded ? "" : " (" + *real + ")";
+        errors.push_back(plain(item.pos, "network.unix", *expanded + via + " is " + what + ", not a unix socket",
+                               "name the socket file itself, like /run/user/1000/bus"));
+        continue;
+      }
+      path = *real;
+    } else if (size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+      if (auto dir = host.real_path(path.substr(0, slash))) path = (*dir == "/" ? "" : *dir) + path.substr(slash);
+    }
+    if (path.size() > kMaxUnixSocketPath) {
+      errors.push_back(plain(item.pos, "network.unix",
+                             path + " is longer than " + std::to_string(kMaxUnixSocketPath) +
+                                 " bytes, more than a unix socket address holds",
+                             "give the socket a shorter path"));
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(std::move(path));
+  }
+}
+
 void compile_process(const Policy& policy, SandboxSpec& spec) {
   spec.seccomp = seccomp_spec(policy.process.seccomp.get_or(SeccompLevel::default_level),
                               policy.process.nested_namespaces.get_or(false));
@@ -179,6 +221,8 @@ Result<SandboxSpec> compile(const Policy& policy, const CompileContext& context)
   if (!plan_filesystem(fs_in, spec, errors)) return Status::error(format_diagnostics(errors));
 
   compile_network(policy, spec);
+  compile_unix_sockets(policy, vars, host, spec, errors);
+  if (!errors.empty()) return Status::error(format_diagnostics(errors));
   compile_process(policy, spec);
   compile_limits(policy, spec);
   compile_env(policy, context, spec);

@@ -73,8 +73,45 @@ std::set<std::string> rule_texts(const std::vector<HostRule>& rules) {
   return out;
 }
 
+// Allow rules by text -> inspected (false when any rule of that text is not inspected: it grants more).
+std::map<std::string, bool> allow_rules(const std::vector<HostRule>& rules) {
+  std::map<std::string, bool> out;
+  for (const auto& r : rules) {
+    auto [it, added] = out.emplace(r.text, r.inspect);
+    if (!added) it->second = it->second && r.inspect;
+  }
+  return out;
+}
+
+// Lines for what `more` allows that `less` does not: rules it alone has, and rules both have that only `less`
+// inspects.
+void compare_allow(const std::map<std::string, bool>& more, const std::map<std::string, bool>& less,
+                   std::vector<std::string>& out) {
+  for (const auto& [text, inspected] : more) {
+    auto other = less.find(text);
+    if (other == less.end()) {
+      out.push_back("network: allow " + text + (inspected ? "" : " without inspection"));
+    } else if (!inspected && other->second) {
+      out.push_back("network: allow " + text + " without inspection (the other inspects it)");
+    }
+  }
+}
+
+// Unix sockets apply in both network modes.
+void compare_unix(const NetworkSpec& na, const NetworkSpec& nb, SpecDiff& out) {
+  std::set<std::string> ua(na.unix_sockets.begin(), na.unix_sockets.end());
+  std::set<std::string> ub(nb.unix_sockets.begin(), nb.unix_sockets.end());
+  for (const auto& p : ub) {
+    if (!ua.count(p)) out.only_b.push_back("network: connect to the unix socket " + p);
+  }
+  for (const auto& p : ua) {
+    if (!ub.count(p)) out.only_a.push_back("network: connect to the unix socket " + p);
+  }
+}
+
 void compare_network(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) {
   const auto &na = a.network, &nb = b.network;
+  compare_unix(na, nb, out);
   bool a_net = na.mode == NetMode::proxy, b_net = nb.mode == NetMode::proxy;
   if (a_net != b_net) {
     (b_net ? out.only_b : out.only_a).push_back("network: connections through the proxy (the other: no network)");
@@ -84,13 +121,9 @@ void compare_network(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) 
   if (na.allow_all != nb.allow_all) {
     (nb.allow_all ? out.only_b : out.only_a).push_back("network: every public destination (allow_all)");
   }
-  auto allow_a = rule_texts(na.allow), allow_b = rule_texts(nb.allow);
-  for (const auto& t : allow_b) {
-    if (!allow_a.count(t)) out.only_b.push_back("network: allow " + t);
-  }
-  for (const auto& t : allow_a) {
-    if (!allow_b.count(t)) out.only_a.push_back("network: allow " + t);
-  }
+  auto allow_a = allow_rules(na.allow), allow_b = allow_rules(nb.allow);
+  compare_allow(allow_b, allow_a, out.only_b);
+  compare_allow(allow_a, allow_b, out.only_a);
   // A deny rule only in A is something B allows (or asks about), and the reverse.
   auto deny_a = rule_texts(na.deny), deny_b = rule_texts(nb.deny);
   for (const auto& t : deny_a) {

@@ -133,11 +133,57 @@ void files(const Policy& policy, const SandboxSpec& spec, std::string& out) {
   out += "  Nothing else of the host filesystem exists inside.\n";
 }
 
+// What `inspect` means for a group of allow rules, said once after the group.
+constexpr char kInspectedNames[] =
+    "the first bytes of each connection must be a TLS ClientHello naming the host (SNI) or an HTTP/1.x request "
+    "whose Host header names it; anything else (another protocol, TLS without a server name) is closed before a "
+    "byte is forwarded";
+constexpr char kInspectedAddresses[] =
+    "an IP destination has no name to compare: TLS passes only without a server name, HTTP only with the address "
+    "as its Host; anything else is closed before a byte is forwarded";
+constexpr char kUninspected[] =
+    "any protocol passes (ssh, databases, ...), and a program that ignores the proxy gets a socket connected by the "
+    "supervisor, kernel to kernel, without a copy; nothing checks which name the bytes ask the server for, so a "
+    "server shared by many sites (a CDN) may serve any of them";
+
+void allow_rules(const NetworkSpec& net, std::string& out) {
+  std::vector<std::string> names, addresses, uninspected;
+  for (const auto& r : net.allow) {
+    if (!r.inspect) {
+      uninspected.push_back(describe_rule(r));
+    } else if (!net.allow_all) {
+      (r.kind == HostRule::Kind::ip_cidr ? addresses : names).push_back(describe_rule(r));
+    }
+  }
+  if (net.allow_all) {
+    out += "  Every public destination is allowed, inspected: " + std::string(kInspectedNames) + ".\n";
+  }
+  if (!names.empty()) out += "  Allowed, inspected: " + join(names, "; ") + ". For these, " + kInspectedNames + ".\n";
+  if (!addresses.empty()) {
+    out += "  Allowed, inspected: " + join(addresses, "; ") + ". For these, " + kInspectedAddresses + ".\n";
+  }
+  if (!uninspected.empty()) {
+    out += "  Allowed without inspection (inspect: false): " + join(uninspected, "; ") + ". For these, " +
+           kUninspected + ".\n";
+  }
+}
+
+void unix_sockets(const NetworkSpec& net, std::string& out) {
+  for (const auto& path : net.unix_sockets) {
+    out += "  May connect to the unix socket " + path +
+           " (network.unix): what listens there acts outside the sandbox, with its own rights.\n";
+  }
+  out += "  Every other pathname unix socket outside the sandbox's own tmpfs (/tmp, a tmpfs home, /dev/shm) is "
+         "refused, with an event" +
+         std::string(net.mode == NetMode::none ? " (in mode none too)" : "") + ".\n";
+}
+
 void network(const SandboxSpec& spec, std::string& out) {
   const auto& net = spec.network;
   out += "Network\n";
   if (net.mode == NetMode::none) {
     out += "  No network: the sandbox has only its own loopback; no connection leaves it.\n";
+    unix_sockets(net, out);
     return;
   }
   out += "  Connections leave only through oishell's proxy (HTTP on 127.0.0.1:" + std::to_string(net.http_proxy_port) +
@@ -148,23 +194,20 @@ void network(const SandboxSpec& spec, std::string& out) {
     for (const auto& r : net.deny) d.push_back(describe_rule(r));
     out += "  Always denied: " + join(d, "; ") + ".\n";
   }
-  if (net.allow_all) {
-    out += "  Every public destination is allowed.\n";
-  } else if (!net.allow.empty()) {
-    std::vector<std::string> a;
-    for (const auto& r : net.allow) a.push_back(describe_rule(r));
-    out += "  Allowed: " + join(a, "; ") + ".\n";
-  }
+  allow_rules(net, out);
   if (!net.allow_all) {
     out += net.on_unlisted == OnUnlisted::ask
-               ? "  Any other destination is asked about (the agent asks the user) before it connects.\n"
+               ? "  Any other destination is asked about (the agent asks the user) before it connects; an answered "
+                 "one is inspected.\n"
                : "  Any other destination is denied.\n";
   }
   std::vector<std::string> priv;
   for (const auto& c : net.allow_private) priv.push_back(c.to_string());
-  out += "  Loopback, private, link-local and multicast addresses are refused" +
+  out += "  Loopback, private, link-local and multicast addresses, this machine's own addresses and cloud metadata "
+         "endpoints (169.254.169.254, Azure's 168.63.129.16, ...) are refused" +
          (priv.empty() ? std::string(".\n") : ", except " + join(priv) + ".\n");
   for (const auto& [name, ip] : net.hosts) out += "  " + name + " resolves to " + ip + " (pinned).\n";
+  unix_sockets(net, out);
 }
 
 void processes(const SandboxSpec& spec, std::string& out) {

@@ -78,6 +78,10 @@ class RealHostFs : public HostFs {
     std::sort(names.begin(), names.end());
     return names;
   }
+  bool is_socket(const std::string& path) const override {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+  }
 };
 
 }  // namespace
@@ -112,6 +116,20 @@ FakeHostFs& FakeHostFs::symlink(const std::string& path, const std::string& targ
   kinds_[p] = Kind::symlink;
   links_[p] = target;
   return *this;
+}
+
+FakeHostFs& FakeHostFs::socket(const std::string& path) {
+  std::string p = policy::normalise_path(path);
+  auto slash = p.rfind('/');
+  if (slash > 0) dir(p.substr(0, slash));
+  kinds_[p] = Kind::other;
+  sockets_.insert(p);
+  return *this;
+}
+
+bool FakeHostFs::is_socket(const std::string& path) const {
+  auto real = real_path(path);
+  return real && sockets_.count(*real) > 0;
 }
 
 HostFs::Kind FakeHostFs::kind(const std::string& path) const {

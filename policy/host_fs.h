@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ class HostFs {
   virtual std::optional<std::string> read_file(const std::string& path, size_t max_bytes) const = 0;
   // The names in a directory (not . and ..), sorted; empty when it cannot be listed.
   virtual std::vector<std::string> list_dir(const std::string& path) const = 0;
+  // True when `path` (symlinks followed) is a unix socket (`kind` reports one as `other`).
+  virtual bool is_socket(const std::string& path) const = 0;
 
   // The process's view of the host.
   static const HostFs& real();
@@ -34,17 +37,20 @@ class FakeHostFs : public HostFs {
   FakeHostFs& dir(const std::string& path);
   FakeHostFs& file(const std::string& path, std::string contents = "");
   FakeHostFs& symlink(const std::string& path, const std::string& target);
+  FakeHostFs& socket(const std::string& path);  // kind `other`, is_socket true
 
   Kind kind(const std::string& path) const override;
   std::optional<std::string> read_link(const std::string& path) const override;
   std::optional<std::string> real_path(const std::string& path) const override;
   std::optional<std::string> read_file(const std::string& path, size_t max_bytes) const override;
   std::vector<std::string> list_dir(const std::string& path) const override;
+  bool is_socket(const std::string& path) const override;
 
  private:
   std::map<std::string, Kind> kinds_;
   std::map<std::string, std::string> contents_;
   std::map<std::string, std::string> links_;
+  std::set<std::string> sockets_;
 };
 
 }  // namespace oishell

@@ -172,6 +172,7 @@ Policy merge_policies(const Policy& base, const Policy& child) {
   append_unique(net.allow, child.network.allow, same_host);
   append_unique(net.deny, child.network.deny, same_host);
   append_unique(net.allow_private, child.network.allow_private, same_cidr);
+  append_unique(net.unix_sockets, child.network.unix_sockets, same_path);
   for (const auto& [name, ip] : child.network.hosts) net.hosts[name] = ip;
 
   override_field(out.process.seccomp, child.process.seccomp);

@@ -41,7 +41,39 @@ struct Range {
   std::string_view what;
 };
 
+// Cloud metadata and platform endpoints, by address. Most lie in ranges refused anyway (link-local, CGNAT, IETF,
+// unique local); they are named here so that a refusal says what the address is, and so that only an allow_private
+// entry naming one exactly (/32, /128) exempts it, not a range that happens to cover it (100.64.0.0/10 for a VPN
+// exempts Alibaba's endpoint otherwise). Azure's 168.63.129.16 is in a public range: refused only because it is
+// listed here.
+const Range kMetadataV4[] = {
+    {{169, 254, 169, 254}, 32, "a cloud metadata endpoint (AWS, GCP, Azure, Oracle, DigitalOcean, OpenStack, ...)"},
+    {{169, 254, 170, 2}, 32, "a cloud metadata endpoint (AWS ECS task credentials)"},
+    {{169, 254, 170, 23}, 32, "a cloud metadata endpoint (AWS EKS Pod Identity)"},
+    {{169, 254, 0, 23}, 32, "a cloud metadata endpoint (Tencent Cloud)"},
+    {{169, 254, 42, 42}, 32, "a cloud metadata endpoint (Scaleway)"},
+    {{100, 100, 100, 200}, 32, "a cloud metadata endpoint (Alibaba Cloud)"},
+    {{192, 0, 0, 192}, 32, "a cloud metadata endpoint (Oracle Cloud)"},
+    {{168, 63, 129, 16}, 32, "a cloud platform endpoint (Azure WireServer: host agent, extensions, DNS)"},
+};
+const Range kMetadataV6[] = {
+    {{0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54}, 128, "a cloud metadata endpoint (AWS)"},
+    {{0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x23}, 128,
+     "a cloud metadata endpoint (AWS EKS Pod Identity)"},
+    {{0xfd, 0x20, 0x00, 0xce, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54}, 128, "a cloud metadata endpoint (GCP)"},
+    {{0xfd, 0x00, 0xa9, 0xfe, 0xa9, 0xfe, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01}, 128,
+     "a cloud metadata endpoint (Akamai/Linode)"},
+};
+
+std::string_view metadata_v4(const IpAddress& a) {
+  for (const Range& r : kMetadataV4) {
+    if (prefix_equal(a.bytes, r.prefix, r.bits)) return r.what;
+  }
+  return {};
+}
+
 std::string_view classify_v4(const IpAddress& a) {
+  if (std::string_view metadata = metadata_v4(a); !metadata.empty()) return metadata;
   static const Range kRanges[] = {
       {{0}, 8, "unspecified (0.0.0.0/8)"},
       {{10}, 8, "private (RFC 1918)"},
@@ -75,7 +107,16 @@ std::optional<IpAddress> embedded_v4(const IpAddress& a) {
   return std::nullopt;
 }
 
+std::string_view metadata_v6(const IpAddress& a) {
+  for (const Range& r : kMetadataV6) {
+    if (prefix_equal(a.bytes, r.prefix, r.bits)) return r.what;
+  }
+  if (auto v4 = embedded_v4(a)) return metadata_v4(*v4);
+  return {};
+}
+
 std::string_view classify_v6(const IpAddress& a) {
+  if (std::string_view metadata = metadata_v6(a); !metadata.empty()) return metadata;
   if (bytes_zero(a, 0, 16)) return "unspecified (::)";
   if (bytes_zero(a, 0, 15) && a.bytes[15] == 1) return "loopback (::1)";
   static const Range kRanges[] = {
@@ -97,6 +138,10 @@ std::string_view classify_v6(const IpAddress& a) {
 }
 
 }  // namespace
+
+std::string_view metadata_endpoint(const IpAddress& address) {
+  return address.family == IpAddress::Family::v4 ? metadata_v4(address) : metadata_v6(address);
+}
 
 std::string_view special_address_class(const IpAddress& address) {
   return address.family == IpAddress::Family::v4 ? classify_v4(address) : classify_v6(address);

@@ -11,6 +11,10 @@ namespace oishell {
 // or empty when it is an ordinary public address.
 std::string_view special_address_class(const IpAddress& address);
 
+// Which well-known cloud metadata or platform endpoint `address` is ("a cloud metadata endpoint (Alibaba Cloud)"),
+// also in an IPv6 form that carries it (mapped, NAT64, ...), or empty. special_address_class() names these too.
+std::string_view metadata_endpoint(const IpAddress& address);
+
 // Strict dotted-quad IPv4 ("127.0.0.1"; not "127.1", "0x7f.0.0.1" or "2130706433").
 std::optional<IpAddress> parse_ipv4_dotted(std::string_view text);
 

@@ -192,14 +192,37 @@ std::optional<std::string> normalise_host(std::string_view host) {
   return name;
 }
 
+namespace {
+
+// Whether `rule` covers `host` at `port`, or at any port of its own when `port` is empty (a name has no port).
+bool covers(const HostRule& rule, std::string_view host, std::optional<uint16_t> port) {
+  if (port) return rule.matches(host, *port);
+  return rule.matches(host, rule.ports.empty() ? 0 : rule.ports.front());
+}
+
+// The allow decision for `host` when some allow rule (or allow_all) matches, else nullopt. Several rules may match:
+// each is a grant, and a grant without inspection is the larger one, so an uninspected match decides (the first
+// such rule), else the first match, else allow_all (inspected).
+std::optional<NetDecision> allow_decision(const NetworkSpec& spec, std::string_view host,
+                                          std::optional<uint16_t> port) {
+  const HostRule* first = nullptr;
+  for (const HostRule& rule : spec.allow) {
+    if (!covers(rule, host, port)) continue;
+    if (!rule.inspect) return NetDecision{NetDecision::Verdict::allow, "allow " + rule.text, false};
+    if (!first) first = &rule;
+  }
+  if (spec.allow_all) return NetDecision{NetDecision::Verdict::allow, "allow_all", true};
+  if (first) return NetDecision{NetDecision::Verdict::allow, "allow " + first->text, true};
+  return std::nullopt;
+}
+
+}  // namespace
+
 NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port) {
   for (const HostRule& rule : spec.deny) {
     if (rule.matches(host, port)) return {NetDecision::Verdict::deny, "deny " + rule.text};
   }
-  if (spec.allow_all) return {NetDecision::Verdict::allow, "allow_all"};
-  for (const HostRule& rule : spec.allow) {
-    if (rule.matches(host, port)) return {NetDecision::Verdict::allow, "allow " + rule.text, rule.inspect};
-  }
+  if (auto allowed = allow_decision(spec, host, port)) return *allowed;
   switch (spec.on_unlisted) {
     case OnUnlisted::deny:
       return {NetDecision::Verdict::deny, "on_unlisted: deny"};
@@ -213,22 +236,31 @@ NetDecision decide_name(const NetworkSpec& spec, std::string_view host) {
   for (const HostRule& rule : spec.deny) {
     if (rule.ports.empty() && rule.matches(host, 0)) return {NetDecision::Verdict::deny, "deny " + rule.text};
   }
-  if (spec.allow_all) return {NetDecision::Verdict::allow, "allow_all"};
-  for (const HostRule& rule : spec.allow) {
-    HostRule any_port = rule;
-    any_port.ports.clear();
-    if (any_port.matches(host, 0)) return {NetDecision::Verdict::allow, "allow " + rule.text, rule.inspect};
-  }
+  if (auto allowed = allow_decision(spec, host, std::nullopt)) return *allowed;
   if (spec.on_unlisted == OnUnlisted::ask) return {NetDecision::Verdict::ask, "on_unlisted: ask"};
   return {NetDecision::Verdict::deny, "on_unlisted: deny"};
 }
 
 std::string check_resolved_address(const NetworkSpec& spec, const IpAddress& address) {
-  std::string_view what = special_address_class(address);
-  if (what.empty()) return {};
+  const IpAddress plain = unmap_v4(address).value_or(address);
+  const auto& own_addresses = spec.host_addresses;
+  const bool own = std::find(own_addresses.begin(), own_addresses.end(), plain) != own_addresses.end();
+  const std::string_view metadata = metadata_endpoint(address);
+  const std::string_view what = special_address_class(address);
+  if (what.empty() && !own) return {};
   for (const Cidr& cidr : spec.allow_private) {
-    if (cidr.contains(address)) return {};
+    if (!cidr.contains(address)) continue;
+    // A metadata endpoint is exempted only by an entry naming it, not by a range that happens to hold it.
+    bool exact = cidr.prefix_len == (cidr.base.family == IpAddress::Family::v4 ? 32 : 128);
+    if (!metadata.empty() && !exact) continue;
+    return {};
   }
+  if (!metadata.empty()) {
+    return address.to_string() + " is " + std::string(metadata) +
+           "; only an allow_private entry naming it exactly (/32 or /128) exempts it";
+  }
+  std::string is = what.empty() ? "" : std::string(what) + ", ";
+  if (own) return address.to_string() + " is " + is + "an address of this machine, and not covered by allow_private";
   return address.to_string() + " is " + std::string(what) + " and not covered by allow_private";
 }
 

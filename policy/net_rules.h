@@ -72,15 +72,18 @@ struct NetDecision {
 };
 
 // deny rules, then allow rules (allow_all counts as a match), else on_unlisted. `host` must be normalised.
-// The network mode is not considered here (mode none has no relay at all).
+// When several allow rules match, one with `inspect: false` decides (each rule is a grant; the uninspected one is
+// the larger), else the first match. The network mode is not considered here (mode none has no relay at all).
 NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port);
 
 // Whether the DNS stub may look `host` up (a name has no port): deny when a deny rule without ports matches it,
 // allow when an allow rule matches it at any port (or allow_all), else on_unlisted. `host` must be normalised.
 NetDecision decide_name(const NetworkSpec& spec, std::string_view host);
 
-// The private-address guard on a resolved (or literal) destination: a private/special address is refused unless
-// a CIDR in spec.allow_private contains it. Returns an empty string when allowed, else the reason.
+// The private-address guard on a resolved (or literal) destination: a private/special address, or one of
+// spec.host_addresses (the relay's machine), is refused unless a CIDR in spec.allow_private contains it; a cloud
+// metadata endpoint only when the CIDR names it exactly (/32, /128). Returns an empty string when allowed, else the
+// reason. Pure: the machine's addresses come in through the spec.
 std::string check_resolved_address(const NetworkSpec& spec, const IpAddress& address);
 
 }  // namespace oishell

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "policy/parse_util.h"
+#include "policy/paths.h"
 #include "policy/units.h"
 
 namespace oishell::policy::detail {
@@ -10,14 +11,30 @@ namespace {
 
 const char kAllowAllHint[] = "to allow every public destination write `allow_all: true`";
 
-std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node, const std::string& path) {
+// An allow or deny entry: a string, or {host:, ports:, inspect:} (`inspect` on allow rules only).
+std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node, const std::string& path,
+                                        bool allow_list) {
   if (node.is_map()) {
     std::optional<std::string> host;
     std::vector<uint16_t> ports;
     bool ports_ok = true;
-    for (auto& [key, value] : reader.map_entries(node, path, {"host", "ports"})) {
+    std::optional<bool> inspect;
+    bool inspect_ok = true;
+    for (auto& [key, value] : reader.map_entries(node, path, {"host", "ports", "inspect"})) {
       if (key == "host") {
         host = reader.string(value, path + ".host");
+      } else if (key == "inspect") {
+        // A deny rule refuses before any byte moves: there is nothing to inspect, and silently accepting the key
+        // would suggest otherwise.
+        if (!allow_list) {
+          reader.error(value, path + ".inspect", "`inspect` only applies to allow rules",
+                       "a denied destination is refused before any byte moves");
+          inspect_ok = false;
+        } else if (auto b = reader.boolean(value, path + ".inspect")) {
+          inspect = *b;
+        } else {
+          inspect_ok = false;
+        }
       } else {
         auto items = reader.sequence_items(value, path + ".ports");
         for (size_t i = 0; i < items.size(); ++i) {
@@ -31,15 +48,17 @@ std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node
       }
     }
     if (!host) {
-      if (ports_ok) reader.error(node, path, "missing `host`", "{host: api.example.net, ports: [443]}");
+      if (ports_ok && inspect_ok) reader.error(node, path, "missing `host`", "{host: api.example.net, ports: [443]}");
       return std::nullopt;
     }
-    if (!ports_ok) return std::nullopt;
-    auto rule = HostRule::parse(*host, ports);
+    if (!ports_ok || !inspect_ok) return std::nullopt;
+    // Without `ports:` the host may carry its own `:port` ("example.com:22"), as in the string form.
+    auto rule = ports.empty() ? HostRule::parse(*host) : HostRule::parse(*host, ports);
     if (!rule) {
       reader.error(node, path + ".host", rule.status().message(), *host == "*" ? kAllowAllHint : "");
       return std::nullopt;
     }
+    if (inspect) rule->inspect = *inspect;
     return HostItem{*rule, reader.pos(node)};
   }
   auto text = reader.string(node, path);
@@ -53,10 +72,31 @@ std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node
   return HostItem{*rule, reader.pos(node)};
 }
 
-void parse_host_list(NodeReader& reader, const YamlNode& node, const std::string& path, std::vector<HostItem>& out) {
+void parse_host_list(NodeReader& reader, const YamlNode& node, const std::string& path, bool allow_list,
+                     std::vector<HostItem>& out) {
   auto items = reader.sequence_items(node, path);
   for (size_t i = 0; i < items.size(); ++i) {
-    if (auto item = parse_host_rule(reader, items[i], NodeReader::item_path(path, i))) out.push_back(*item);
+    if (auto item = parse_host_rule(reader, items[i], NodeReader::item_path(path, i), allow_list)) {
+      out.push_back(*item);
+    }
+  }
+}
+
+// `network.unix`: absolute host paths (variables allowed, as in the filesystem lists); whether each is a socket
+// is checked when compiling, against the host.
+void parse_unix_sockets(NodeReader& reader, const YamlNode& node, const std::string& path,
+                        std::vector<PathItem>& out) {
+  auto items = reader.sequence_items(node, path);
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string item_path = NodeReader::item_path(path, i);
+    auto text = reader.string(items[i], item_path);
+    if (!text) continue;
+    Status syntax = check_path_syntax(*text, PathRole::absolute);
+    if (!syntax) {
+      reader.error(items[i], item_path, syntax.message(), "the host path of a socket, like /run/user/1000/bus");
+      continue;
+    }
+    out.push_back(PathItem{*text, reader.pos(items[i])});
   }
 }
 
@@ -69,8 +109,8 @@ bool valid_syscall_name(const std::string& name) {
 }  // namespace
 
 void parse_network(NodeReader& reader, const YamlNode& node, NetworkPolicy& out) {
-  static const std::vector<std::string> kKeys = {"mode", "allow_all", "allow", "deny", "allow_private", "hosts",
-                                                 "on_unlisted"};
+  static const std::vector<std::string> kKeys = {"mode",  "allow_all",   "allow", "deny", "allow_private",
+                                                 "hosts", "on_unlisted", "unix"};
   for (auto& [key, value] : reader.map_entries(node, "network", kKeys)) {
     std::string path = "network." + key;
     if (key == "mode") {
@@ -80,9 +120,9 @@ void parse_network(NodeReader& reader, const YamlNode& node, NetworkPolicy& out)
     } else if (key == "allow_all") {
       if (auto b = reader.boolean(value, path)) out.allow_all.set(*b, reader.pos(value));
     } else if (key == "allow") {
-      parse_host_list(reader, value, path, out.allow);
+      parse_host_list(reader, value, path, /*allow_list=*/true, out.allow);
     } else if (key == "deny") {
-      parse_host_list(reader, value, path, out.deny);
+      parse_host_list(reader, value, path, /*allow_list=*/false, out.deny);
     } else if (key == "allow_private") {
       auto items = reader.sequence_items(value, path);
       for (size_t i = 0; i < items.size(); ++i) {
@@ -117,6 +157,8 @@ void parse_network(NodeReader& reader, const YamlNode& node, NetworkPolicy& out)
       if (auto c = reader.choice(value, path, {"deny", "ask"})) {
         out.on_unlisted.set(*c == "deny" ? OnUnlisted::deny : OnUnlisted::ask, reader.pos(value));
       }
+    } else if (key == "unix") {
+      parse_unix_sockets(reader, value, path, out.unix_sockets);
     }
   }
 }

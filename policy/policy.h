@@ -75,6 +75,8 @@ struct NetworkPolicy {
   std::vector<CidrItem> allow_private;
   std::map<std::string, std::pair<std::string, SourcePos>> hosts;  // normalised name -> IP literal
   Field<OnUnlisted> on_unlisted;
+  // `network.unix`: host paths of pathname sockets that may be connected to (any network mode).
+  std::vector<PathItem> unix_sockets;
 };
 
 struct ProcessPolicy {

@@ -91,6 +91,10 @@ struct NetworkSpec {
   // `network.unix`: pathname sockets outside the sandbox's own tmpfs that may be connected to (host paths,
   // absolute, normalised). Every other such connect is refused by the broker (runtime/broker).
   std::vector<std::string> unix_sockets;
+  // The addresses of the machine the relay runs on: refused by the private-address guard unless allow_private
+  // covers them. Filled by the runtime when the relay is created (runtime/relay/host_addresses.h), not by the
+  // compiler: not part of the policy, its JSON or its golden files. Tests inject their own.
+  std::vector<IpAddress> host_addresses;
 };
 
 struct LimitsSpec {

@@ -36,9 +36,14 @@ nlohmann::ordered_json policy_schema() {
       {"oneOf",
        ojson::array(
            {str("a host (example.com), *.suffix (subdomains only), an IP or CIDR, with an optional :port"),
-            object(ojson{{"host", str("a host, *.suffix, IP or CIDR")},
+            object(ojson{{"host", str("a host, *.suffix, IP or CIDR, with an optional :port when `ports` is not given")},
                          {"ports", list_of(ojson{{"type", "integer"}, {"minimum", 1}, {"maximum", 65535}},
-                                           "ports; empty = any")}},
+                                           "ports; empty = any")},
+                         {"inspect", boolean("allow rules only. true: the first bytes must be a TLS ClientHello "
+                                             "naming the host or an HTTP/1.x request whose Host names it, anything "
+                                             "else is closed; false: any protocol passes unchecked, and a program "
+                                             "that ignores the proxy is connected kernel to kernel",
+                                             true)}},
                    "a host with a list of ports")})}};
   host_rule["oneOf"][1]["required"] = ojson::array({"host"});
   ojson path = str("an absolute path; may start with ~, $HOME, $WORKSPACE or $TMPDIR; no ..");
@@ -70,7 +75,9 @@ nlohmann::ordered_json policy_schema() {
             {"hosts", ojson{{"type", "object"},
                             {"additionalProperties", ojson{{"type", "string"}}},
                             {"description", "pinned resolution: host name -> IP"}}},
-            {"on_unlisted", choice({"deny", "ask"}, "deny", "what happens to destinations no rule lists")}},
+            {"on_unlisted", choice({"deny", "ask"}, "deny", "what happens to destinations no rule lists")},
+            {"unix", list_of(path, "host paths of unix sockets that may be connected to (in any mode); every other "
+                                   "socket outside the sandbox's own tmpfs is refused")}},
       "network access");
 
   ojson process = object(

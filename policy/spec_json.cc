@@ -90,6 +90,7 @@ ojson rule_to_json(const HostRule& rule) {
   out["host"] = rule.host;
   out["cidr"] = rule.cidr ? ojson(rule.cidr->to_string()) : ojson(nullptr);
   out["ports"] = rule.ports;
+  out["inspect"] = rule.inspect;
   return out;
 }
 
@@ -163,6 +164,7 @@ nlohmann::ordered_json spec_to_json(const SandboxSpec& spec) {
   net["on_unlisted"] = to_string(spec.network.on_unlisted);
   net["http_proxy_port"] = spec.network.http_proxy_port;
   net["socks_proxy_port"] = spec.network.socks_proxy_port;
+  net["unix_sockets"] = spec.network.unix_sockets;
   out["network"] = std::move(net);
 
   ojson limits;
@@ -251,6 +253,7 @@ Result<SandboxSpec> spec_from_json(const nlohmann::json& in) {
           continue;
         }
         rule->text = text;
+        rule->inspect = r.get<bool>(item, "inspect", "spec.network.rule", true);
         (std::string(key) == "allow" ? n.allow : n.deny).push_back(*rule);
       }
     }
@@ -266,6 +269,10 @@ Result<SandboxSpec> spec_from_json(const nlohmann::json& in) {
     n.on_unlisted = r.get_enum(kOnUnlisted, *net, "on_unlisted", "spec.network");
     n.http_proxy_port = r.get<uint16_t>(*net, "http_proxy_port", "spec.network");
     n.socks_proxy_port = r.get<uint16_t>(*net, "socks_proxy_port", "spec.network");
+    n.unix_sockets = r.get<std::vector<std::string>>(*net, "unix_sockets", "spec.network");
+    for (const auto& path : n.unix_sockets) {
+      if (path.empty() || path[0] != '/') r.fail("spec.network.unix_sockets: `" + path + "` is not an absolute path");
+    }
   }
   if (const json* lim = r.at(in, "limits", "spec")) {
     auto& l = spec.limits;

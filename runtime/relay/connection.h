@@ -1,7 +1,7 @@
 #pragma once
 // One client connection to the relay, from the first byte of its handshake to the close: HTTP CONNECT,
 // absolute-form HTTP forwarding or SOCKS5; the decision (deny/allow/ask), resolution, the private-address guard,
-// the upstream connect, the SNI/Host checks, and the data path. Driven by the relay's loop, single-threaded.
+// the upstream connect, the first-bytes checks (TLS server name, HTTP Host), and the data path. Driven by the relay's loop, single-threaded.
 //   connection.cc           lifecycle, handshakes, refusals, timers
 //   connection_upstream.cc  decision, ask, resolution, connect
 //   connection_data.cc      tunnel and forwarding data paths
@@ -18,6 +18,7 @@
 #include "runtime/relay/pump.h"
 #include "runtime/relay/relay.h"
 #include "runtime/relay/socks5.h"
+#include "runtime/relay/tunnel_inspect.h"
 
 namespace oishell::relay {
 
@@ -97,7 +98,7 @@ class Connection {
   // connection_data.cc
   bool drive_tunnel();
   bool drive_forwarding();
-  bool check_sni();
+  bool inspect_tunnel();
   Status advance_requests();
 
   RelayContext& ctx_;
@@ -116,6 +117,8 @@ class Connection {
   std::string host_;
   uint16_t port_ = 0;
   std::string rule_;
+  bool inspect_ = true;  // the deciding rule's `inspect`: a tunnel's first bytes are checked (tunnel_inspect.h)
+  std::optional<TunnelInspector> inspector_;
   std::vector<IpAddress> candidates_;
   size_t next_candidate_ = 0;
   std::string last_connect_error_;

@@ -1,41 +1,42 @@
-// Connection: the data paths. Tunnels (CONNECT, SOCKS5) move bytes both ways after the SNI check; forwarding
+// Connection: the data paths. Tunnels (CONNECT, SOCKS5) move bytes both ways, the client's held until the
+// inspector (tunnel_inspect.h) passes them when the deciding rule inspects; forwarding
 // (absolute-form HTTP) follows the request stream, checks every request, and moves responses untouched.
 #include <sys/socket.h>
 
 #include "runtime/relay/audit.h"
 #include "runtime/relay/connection.h"
-#include "runtime/relay/tls_sni.h"
 
 namespace oishell::relay {
 
-bool Connection::check_sni() {
-  SniResult sni = peek_client_hello_sni(up_.buffered());
-  switch (sni.status) {
-    case SniStatus::need_more:
-      if (up_.eof()) up_.set_gated(false);  // the client ended before a whole record: nothing to check
-      return true;
-    case SniStatus::not_tls:
-    case SniStatus::no_sni:
+// While the tunnel is gated: offers the client's unreleased bytes to the inspector and releases what it passed.
+// False when the tunnel is refused (the event emitted, nothing of the held bytes forwarded).
+bool Connection::inspect_tunnel() {
+  if (!inspect_) {  // the rule says inspect: false: any protocol passes
+    up_.set_gated(false);
+    return true;
+  }
+  if (!inspector_) inspector_.emplace(host_, port_, ctx_.options.max_header_bytes);
+  std::string_view fresh = up_.buffered().substr(up_.released());
+  InspectStep step = inspector_->inspect(fresh, up_.eof());
+  switch (step.state) {
+    case InspectStep::State::opaque:
       up_.set_gated(false);
       return true;
-    case SniStatus::found: {
-      auto name = normalise_host(sni.name);
-      if (name && *name == host_) {
-        up_.set_gated(false);
-        return true;
+    case InspectStep::State::need_more:
+      up_.release(step.released);
+      // Held bytes that fill the buffer and still show nothing: a head or ClientHello larger than any accepted.
+      if (step.released < fresh.size() && up_.released() == 0 && !up_.has_room()) {
+        step.rule = "inspection: too large";
+        step.reason = "no complete request head or ClientHello in the first " + std::to_string(up_.pending()) +
+                      " bytes";
+        break;
       }
-      emit_denied(*ctx_.events, protocol_name(), host_, port_,
-                  "TLS server name `" + sni.name.substr(0, 256) + "` does not match the requested host `" + host_ + "`",
-                  "sni check");
-      up_.discard_buffered();
-      return false;
-    }
-    case SniStatus::malformed:
-      emit_denied(*ctx_.events, protocol_name(), host_, port_, "malformed TLS ClientHello: " + sni.error,
-                  "sni check");
-      up_.discard_buffered();
-      return false;
+      return true;
+    case InspectStep::State::refused:
+      break;
   }
+  emit_denied(*ctx_.events, protocol_name(), host_, port_, step.reason, step.rule);
+  up_.discard_buffered();
   return false;
 }
 
@@ -44,7 +45,7 @@ bool Connection::drive_tunnel() {
   do {
     progressed = false;
     if (!up_.fill(client_, progressed).is_ok()) return true;
-    if (up_.gated() && (!up_.buffered().empty() || up_.eof()) && !check_sni()) return true;
+    if (up_.gated() && (up_.buffered().size() > up_.released() || up_.eof()) && !inspect_tunnel()) return true;
     if (!up_.flush(upstream_, progressed).is_ok()) return true;
     if (!down_.fill(upstream_, progressed).is_ok()) return true;
     if (!down_.flush(client_, progressed).is_ok()) return true;

@@ -26,6 +26,7 @@ std::string session_key(const std::string& host, uint16_t port) { return host + 
 void Connection::begin_decision() {
   has_deadline_ = false;
   NetDecision decision = decide(ctx_.spec, host_, port_);
+  inspect_ = decision.inspect;  // true for ask answers and allow_all
   switch (decision.verdict) {
     case NetDecision::Verdict::deny:
       deny("denied by policy", decision.rule);

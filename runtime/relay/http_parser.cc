@@ -25,6 +25,12 @@ bool is_tchar(char c) {
 
 bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar); }
 
+// Control characters other than HTAB: 0x00-0x08, 0x0a-0x1f and DEL.
+bool is_forbidden_in_value(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return (u < 0x20 && u != '\t') || u == 0x7f;
+}
+
 std::string_view trim_ows(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -68,8 +74,10 @@ bool parse_header_line(std::string_view line, HttpRequestHead& head, std::string
     return false;
   }
   std::string_view value = trim_ows(line.substr(colon + 1));
-  if (std::any_of(value.begin(), value.end(), [](char c) { return c == '\0' || c == '\r' || c == '\n'; })) {
-    error = "bad character in a header value";
+  // RFC 9110 5.5: a field value is visible characters, spaces and tabs (and obs-text); a control character is
+  // refused, not passed on for a server to interpret differently.
+  if (std::any_of(value.begin(), value.end(), is_forbidden_in_value)) {
+    error = "control character in the value of header `" + std::string(line.substr(0, colon)).substr(0, 64) + "`";
     return false;
   }
   head.headers.push_back({std::string(line.substr(0, colon)), std::string(value)});
@@ -211,6 +219,8 @@ Result<BodyFraming> request_body_framing(const HttpRequestHead& head) {
   const std::string* te = head.header("transfer-encoding");
   size_t cl_count = head.count("content-length");
   if (te) {
+    // RFC 9112 6.1: HTTP/1.0 has no transfer codings; a server may read such a body either way (faulty framing).
+    if (head.version == "HTTP/1.0") return Status::error("Transfer-Encoding in an HTTP/1.0 request");
     if (cl_count > 0) return Status::error("both Transfer-Encoding and Content-Length");
     if (head.count("transfer-encoding") != 1 || !iequals(trim_ows(*te), "chunked")) {
       return Status::error("unsupported Transfer-Encoding `" + te->substr(0, 64) + "`");

@@ -1,5 +1,6 @@
 #pragma once
-// HTTP/1.x request parsing for the relay: the request head (strict: CRLF only, no obs-fold, no duplicate framing),
+// HTTP/1.x request parsing for the relay: the request head (strict: CRLF only, no obs-fold, no control characters
+// but HTAB in header values, no duplicate framing),
 // CONNECT authorities, absolute-form targets, body framing and a byte-exact chunked-body scanner. Pure functions.
 #include <cstdint>
 #include <optional>
@@ -62,8 +63,8 @@ struct BodyFraming {
   uint64_t length = 0;
 };
 
-// Transfer-Encoding (chunked last) or one Content-Length; both at once, several different lengths, or another
-// transfer coding are refused (request smuggling).
+// Transfer-Encoding (chunked last) or one Content-Length; both at once, several different lengths, another
+// transfer coding, or Transfer-Encoding in an HTTP/1.0 request are refused (request smuggling).
 Result<BodyFraming> request_body_framing(const HttpRequestHead& head);
 
 // The head to send upstream: origin-form request line, Proxy-Connection/Proxy-Authorization removed.

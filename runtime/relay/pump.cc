@@ -38,9 +38,10 @@ Status Direction::fill(Endpoint& src, bool& progressed) {
 }
 
 Status Direction::flush(Endpoint& dst, bool& progressed) {
-  if (gated_) return Status::ok();
-  while (dst.writable && !buf_.empty()) {
+  if (gated_ && released_ == 0) return Status::ok();
+  while (dst.writable && !buf_.empty() && (!gated_ || released_ > 0)) {
     std::string_view bytes = buf_.view();
+    if (gated_) bytes = bytes.substr(0, released_);
     ssize_t n = ::send(dst.fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n < 0) {
       if (!transient(errno)) return Status::from_errno(errno, "send");
@@ -52,6 +53,7 @@ Status Direction::flush(Endpoint& dst, bool& progressed) {
       continue;
     }
     buf_.consume(static_cast<size_t>(n));
+    if (gated_) released_ -= static_cast<size_t>(n);
     if (buf_.empty()) lease_.release();  // the storage went back too (ByteQueue)
     bytes_out_ += static_cast<uint64_t>(n);
     progressed = true;

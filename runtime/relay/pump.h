@@ -13,6 +13,7 @@
 // allocates more than that; the buffer is released whenever it runs empty (ByteQueue). Holding more than
 // kFirstRead needs a lease from the relay's BufferBudget (buffer_budget.h); without one the direction stays at
 // kFirstRead.
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -41,12 +42,22 @@ class Direction {
 
   // Queues bytes for the destination (may exceed the capacity: reads stop until it drains).
   void push(std::string_view bytes) { buf_.append(bytes); }
-  // While gated, reads go to the buffer (to be inspected through buffered()) and nothing is written.
-  void set_gated(bool gated) { gated_ = gated; }
+  // While gated, reads go to the buffer (to be inspected through buffered()) and only released bytes are written.
+  void set_gated(bool gated) {
+    gated_ = gated;
+    released_ = 0;
+  }
   bool gated() const { return gated_; }
+  // While gated: the next `n` buffered bytes not released yet may be written (an inspected request head).
+  void release(size_t n) { released_ = std::min(released_ + n, buf_.size()); }
+  // How many of the buffered bytes, from the front, are released and not written yet.
+  size_t released() const { return released_; }
   std::string_view buffered() const { return buf_.view(); }
   // Drops buffered bytes (after a refusal, nothing of them may go out).
-  void discard_buffered() { buf_.clear(); }
+  void discard_buffered() {
+    buf_.clear();
+    released_ = 0;
+  }
 
   // Reads what the source has, as far as there is room. Sets `progressed` when bytes moved.
   Status fill(Endpoint& src, bool& progressed);
@@ -75,6 +86,7 @@ class Direction {
   BudgetLease lease_;
   size_t read_chunk_ = kFirstRead;
   bool gated_ = false;
+  size_t released_ = 0;  // while gated
   bool eof_ = false;
   bool shut_ = false;
   uint64_t bytes_out_ = 0;

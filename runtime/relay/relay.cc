@@ -26,6 +26,7 @@
 #include "runtime/relay/audit.h"
 #include "runtime/relay/connection.h"
 #include "runtime/relay/event_loop.h"
+#include "runtime/relay/host_addresses.h"
 #include "runtime/relay/http_parser.h"
 #include "runtime/relay/resolver.h"
 
@@ -393,9 +394,11 @@ Result<std::unique_ptr<Relay>> Relay::create(const NetworkSpec& spec, EventSink&
   if (options.max_connections == 0 || options.max_header_bytes < 1024) {
     return Status::error("relay: max_connections must be > 0 and max_header_bytes >= 1024");
   }
+  NetworkSpec guarded = spec;
+  OI_TRY_CTX(add_host_addresses(guarded), "relay");  // the guard refuses this machine's own addresses too
   auto loop = EventLoop::create();
   if (!loop) return loop.status().with_context("relay");
-  auto relay = std::make_unique<RelayImpl>(spec, events, std::move(ask), options, std::move(*loop));
+  auto relay = std::make_unique<RelayImpl>(guarded, events, std::move(ask), options, std::move(*loop));
   return std::unique_ptr<Relay>(std::move(relay));
 }
 

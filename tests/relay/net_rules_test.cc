@@ -184,6 +184,73 @@ TEST(PrivateAddresses, AllowPrivateExempts) {
   EXPECT_EQ("", check_resolved_address(spec, ip("::1")));
 }
 
+TEST(PrivateAddresses, CloudMetadataEndpointsAreNamedAndExemptedOnlyExactly) {
+  NetworkSpec spec;
+  // Azure's WireServer is in a public range: refused only because it is listed.
+  EXPECT_TRUE(ip("168.63.129.16").is_private_or_special());
+  EXPECT_FALSE(ip("168.63.129.17").is_private_or_special());  // the neighbour is an ordinary address
+  EXPECT_EQ("168.63.129.16 is a cloud platform endpoint (Azure WireServer: host agent, extensions, DNS); only an "
+            "allow_private entry naming it exactly (/32 or /128) exempts it",
+            check_resolved_address(spec, ip("168.63.129.16")));
+  EXPECT_EQ("", check_resolved_address(spec, ip("168.63.129.17")));
+  for (const char* form : {"::ffff:168.63.129.16", "64:ff9b::a83f:8110"}) {  // mapped, NAT64
+    EXPECT_NE(std::string::npos, check_resolved_address(spec, ip(form)).find("Azure WireServer")) << form;
+  }
+  EXPECT_NE(std::string::npos, check_resolved_address(spec, ip("169.254.169.254")).find("cloud metadata endpoint"));
+  EXPECT_NE(std::string::npos, check_resolved_address(spec, ip("100.100.100.200")).find("Alibaba Cloud"));
+  EXPECT_NE(std::string::npos, check_resolved_address(spec, ip("fd00:ec2::254")).find("(AWS)"));
+  EXPECT_NE(std::string::npos, check_resolved_address(spec, ip("fd20:ce::254")).find("(GCP)"));
+  // A range that covers an endpoint does not exempt it; its own /32 does. The rest of the range is exempted.
+  spec.allow_private = {*Cidr::parse("100.64.0.0/10"), *Cidr::parse("169.254.0.0/16"), *Cidr::parse("168.0.0.0/8")};
+  EXPECT_EQ("", check_resolved_address(spec, ip("100.100.100.1")));
+  EXPECT_NE("", check_resolved_address(spec, ip("100.100.100.200")));
+  EXPECT_NE("", check_resolved_address(spec, ip("169.254.169.254")));
+  EXPECT_NE("", check_resolved_address(spec, ip("168.63.129.16")));
+  spec.allow_private.push_back(*Cidr::parse("168.63.129.16/32"));
+  EXPECT_EQ("", check_resolved_address(spec, ip("168.63.129.16")));
+  EXPECT_EQ("", check_resolved_address(spec, ip("::ffff:168.63.129.16")));
+}
+
+TEST(PrivateAddresses, TheMachinesOwnAddressesAreRefused) {
+  NetworkSpec spec;
+  // Injected as the relay's machine would report them (Relay::create adds the real ones).
+  spec.host_addresses = {ip("203.0.113.7"), ip("2001:db8::7"), ip("10.0.2.15")};
+  EXPECT_EQ("203.0.113.7 is an address of this machine, and not covered by allow_private",
+            check_resolved_address(spec, ip("203.0.113.7")));
+  EXPECT_EQ("::ffff:203.0.113.7 is an address of this machine, and not covered by allow_private",
+            check_resolved_address(spec, ip("::ffff:203.0.113.7")));
+  EXPECT_NE("", check_resolved_address(spec, ip("2001:db8::7")));
+  EXPECT_EQ("10.0.2.15 is private (RFC 1918), an address of this machine, and not covered by allow_private",
+            check_resolved_address(spec, ip("10.0.2.15")));
+  // The neighbours: other public addresses pass.
+  EXPECT_EQ("", check_resolved_address(spec, ip("203.0.113.8")));
+  EXPECT_EQ("", check_resolved_address(spec, ip("2001:db8::8")));
+  // allow_private covers the machine's addresses like any other.
+  spec.allow_private = {*Cidr::parse("203.0.113.0/24"), *Cidr::parse("10.0.0.0/8")};
+  EXPECT_EQ("", check_resolved_address(spec, ip("203.0.113.7")));
+  EXPECT_EQ("", check_resolved_address(spec, ip("10.0.2.15")));
+  EXPECT_NE("", check_resolved_address(spec, ip("2001:db8::7")));
+}
+
+TEST(Decide, AnUninspectedRuleDecidesAmongSeveralMatches) {
+  NetworkSpec spec = spec_with({"*.example.org", "git.example.org:22"}, {});
+  spec.allow[1].inspect = false;
+  NetDecision ssh = decide(spec, "git.example.org", 22);
+  EXPECT_EQ("allow git.example.org:22", ssh.rule);
+  EXPECT_FALSE(ssh.inspect);
+  NetDecision https = decide(spec, "git.example.org", 443);  // only the inspected wildcard covers 443
+  EXPECT_EQ("allow *.example.org", https.rule);
+  EXPECT_TRUE(https.inspect);
+  spec.allow_all = true;
+  EXPECT_FALSE(decide(spec, "git.example.org", 22).inspect);  // allow_all does not hide the uninspected grant
+  NetDecision all = decide(spec, "other.example.net", 22);
+  EXPECT_EQ("allow_all", all.rule);
+  EXPECT_TRUE(all.inspect);
+  NetDecision name = decide_name(spec, "git.example.org");  // a name has no port: any of the rule's ports
+  EXPECT_EQ(NetDecision::Verdict::allow, name.verdict);
+  EXPECT_FALSE(name.inspect);
+}
+
 TEST(CidrTest, ParseContainsPrint) {
   auto c = Cidr::parse("100.64.0.0/10");
   ASSERT_TRUE(c.is_ok());

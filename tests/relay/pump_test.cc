@@ -1,5 +1,6 @@
 // Direction (the data path of one direction) on a pipe source and a socketpair destination: order of pushed and
-// read bytes, and the buffer budget: past kFirstRead only with a lease, given back when the buffer runs empty.
+// read bytes, the buffer budget (past kFirstRead only with a lease, given back when the buffer runs empty), and
+// gating (only released bytes are written).
 #include "runtime/relay/pump.h"
 
 #include <fcntl.h>
@@ -96,6 +97,43 @@ TEST(DirectionTest, ALeaseIsGivenBackWhenTheDirectionIsReplaced) {
   EXPECT_EQ(budget.used(), 256u * 1024 - Direction::kFirstRead);
   d = Direction();  // as the forwarding path does when switching origins
   EXPECT_EQ(budget.used(), 0u);
+}
+
+TEST(DirectionTest, GatedWritesOnlyWhatWasReleased) {
+  int pair[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair));
+  Endpoint dst;
+  dst.fd.reset(pair[0]);
+  dst.writable = true;
+  UniqueFd peer(pair[1]);
+  auto drain = [&] {
+    std::string out;
+    char buf[256];
+    ssize_t n;
+    while ((n = read(peer.get(), buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+    return out;
+  };
+  Direction d;
+  d.set_gated(true);
+  d.push("checked head|held");
+  bool progressed = false;
+  ASSERT_TRUE(d.flush(dst, progressed).is_ok());
+  EXPECT_FALSE(progressed);
+  EXPECT_EQ("", drain());  // gated and nothing released: nothing goes
+  d.release(13);
+  EXPECT_EQ(13u, d.released());
+  ASSERT_TRUE(d.flush(dst, progressed).is_ok());
+  EXPECT_EQ("checked head|", drain());
+  EXPECT_EQ(0u, d.released());
+  EXPECT_EQ("held", d.buffered());  // the unreleased rest stays, at the front now
+  d.release(100);                   // never more than is buffered
+  EXPECT_EQ(4u, d.released());
+  d.discard_buffered();
+  EXPECT_EQ(0u, d.released());
+  d.push("after");
+  d.set_gated(false);  // ungated: everything goes
+  ASSERT_TRUE(d.flush(dst, progressed).is_ok());
+  EXPECT_EQ("after", drain());
 }
 
 }  // namespace

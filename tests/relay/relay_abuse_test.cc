@@ -14,7 +14,7 @@ class RelayAbuseTest : public ::testing::Test {
   Server echo_{Server::Kind::echo, "127.0.0.3"};
   NetworkSpec spec() {
     NetworkSpec s;
-    s.allow = {rule("allowed.example"), rule("echo.example")};
+    s.allow = {rule("allowed.example"), uninspected("echo.example")};  // raw bytes through the echo server
     s.hosts["allowed.example"] = "127.0.0.2";
     s.hosts["echo.example"] = "127.0.0.3";
     s.allow_private = {cidr("127.0.0.0/8")};
@@ -67,6 +67,46 @@ TEST_F(RelayAbuseTest, MalformedHttpGetsClearErrors) {
   }
   EXPECT_EQ(0, http_.accepted());
   expect_still_serving(relay);
+}
+
+// RFC 9112 6.1 (no transfer codings in HTTP/1.0) and RFC 9110 5.5 (no control characters but HTAB in a field
+// value): 400, and nothing reaches the server.
+TEST_F(RelayAbuseTest, Http10WithTransferEncodingAndControlCharactersGet400) {
+  RelayUnderTest relay(spec());
+  std::string authority = this->authority();
+  std::string hp = std::to_string(http_.port());
+  struct Case {
+    std::string request;
+    std::string words;
+  } cases[] = {
+      {"POST http://" + authority + "/echo HTTP/1.0\r\nHost: " + authority +
+           "\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+       "Transfer-Encoding in an HTTP/1.0 request"},
+      {"POST http://" + authority + "/echo HTTP/1.0\r\nHost: " + authority +
+           "\r\nTransfer-Encoding: gzip, chunked\r\nContent-Length: 3\r\n\r\nabc",
+       "Transfer-Encoding in an HTTP/1.0 request"},
+      {"GET http://" + authority + "/ HTTP/1.1\r\nHost: " + authority + "\r\nX-Evil: a\x0b" "b\r\n\r\n",
+       "control character in the value of header `X-Evil`"},
+      {"GET http://" + authority + "/ HTTP/1.1\r\nHost: " + authority + "\r\nX-Evil: a\x7f\r\n\r\n",
+       "control character in the value of header `X-Evil`"},
+      {"GET http://" + authority + "/ HTTP/1.1\r\nHost: allowed.example\x01:" + hp + "\r\n\r\n",
+       "control character in the value of header `Host`"},
+  };
+  for (const auto& c : cases) {
+    UniqueFd fd = connect_to("127.0.0.1", relay.http_port);
+    send_all(fd.get(), c.request);
+    std::string response = read_all(fd.get());
+    EXPECT_TRUE(response.starts_with("HTTP/1.1 400 Bad Request\r\n")) << response;
+    EXPECT_NE(std::string::npos, response.find(c.words)) << response;
+  }
+  EXPECT_EQ(0, http_.accepted());
+  // The neighbours: HTTP/1.0 with a length, and a tab inside a value, are forwarded.
+  UniqueFd fd = connect_to("127.0.0.1", relay.http_port);
+  send_all(fd.get(), "POST http://" + authority + "/echo HTTP/1.0\r\nHost: " + authority +
+                         "\r\nX-Tab: a\tb\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+  std::string response = read_all(fd.get());
+  EXPECT_TRUE(response.starts_with("HTTP/1.1 200 OK\r\n")) << response;
+  EXPECT_TRUE(response.ends_with("\r\n\r\nhello")) << response;
 }
 
 TEST_F(RelayAbuseTest, MalformedSocksGetsRefusalCodes) {

@@ -53,8 +53,10 @@ std::future<std::string> connect_async(uint16_t relay_port, std::string target) 
     std::string refusal;
     UniqueFd fd = http_connect("127.0.0.1", relay_port, target, &refusal);
     if (!fd) return refusal.empty() ? std::string("no answer") : refusal;
-    send_all(fd.get(), "x");
-    return read_exact(fd.get(), 1) == "x" ? std::string() : std::string("no echo");
+    // An answered question is inspected: the first bytes must name the host (the echo server sends them back).
+    std::string request = "GET / HTTP/1.1\r\nHost: " + target + "\r\n\r\n";
+    send_all(fd.get(), request);
+    return read_exact(fd.get(), request.size()) == request ? std::string() : std::string("no echo");
   });
 }
 

@@ -18,13 +18,14 @@ class RelayProtocolTest : public ::testing::Test {
   NetworkSpec base_spec() {
     NetworkSpec s;
     s.allow = {rule("allowed.example"), rule("*.wild.example"), rule("echo.example"), rule("second.example"),
-               rule("ported.example:" + std::to_string(http_.port()))};
+               rule("ported.example:" + std::to_string(http_.port())), uninspected("raw.example")};
     s.deny = {rule("blocked.wild.example")};
     for (const char* name : {"allowed.example", "wild.example", "a.wild.example", "blocked.wild.example",
                              "ported.example"}) {
       s.hosts[name] = "127.0.0.2";
     }
     s.hosts["echo.example"] = "127.0.0.3";
+    s.hosts["raw.example"] = "127.0.0.3";  // the echo server, for bytes that are neither TLS nor HTTP
     s.hosts["second.example"] = "127.0.0.4";
     s.allow_private = {cidr("127.0.0.0/8")};
     return s;
@@ -118,7 +119,7 @@ TEST_F(RelayProtocolTest, Socks5IpLiteralNeedsAnIpRule) {
     EXPECT_FALSE(fd.valid());
     EXPECT_EQ(0x02, code);  // connection not allowed by ruleset (echo.example's rule does not cover the literal)
   }
-  spec.allow.push_back(rule("127.0.0.3"));
+  spec.allow.push_back(uninspected("127.0.0.3"));
   RelayUnderTest relay(spec);
   int code = -9;
   UniqueFd fd = socks_connect_ip(relay.socks_port, "127.0.0.3", echo_.port(), &code);
@@ -194,7 +195,7 @@ TEST_F(RelayProtocolTest, ResolvesThroughCaresAndGuardsTheResult) {
   // `localhost` is not pinned: c-ares answers it from /etc/hosts (127.0.0.1), asynchronously.
   Server local(Server::Kind::echo, "127.0.0.1");
   NetworkSpec spec;
-  spec.allow = {rule("localhost")};
+  spec.allow = {uninspected("localhost")};
   {
     RelayUnderTest relay(spec);
     std::string refusal;
@@ -243,7 +244,7 @@ TEST_F(RelayProtocolTest, TlsServerNameMustMatchConnectHost) {
   EXPECT_EQ(before, echo_.bytes_received());
   auto denied = relay.events.wait_for("net.denied", "echo.example");
   ASSERT_TRUE(denied.has_value());
-  EXPECT_EQ("sni check", (*denied)["rule"]);
+  EXPECT_EQ("inspection: TLS server name mismatch", (*denied)["rule"]);
   EXPECT_NE(std::string::npos, (*denied)["reason"].get<std::string>().find("evil.example"));
 }
 
@@ -261,7 +262,7 @@ TEST_F(RelayProtocolTest, HostHeaderMustMatchTarget) {
 TEST_F(RelayProtocolTest, Ipv6ListenerAndUpstream) {
   Server v6(Server::Kind::echo, "::1");
   NetworkSpec spec = base_spec();
-  spec.allow.push_back(rule("v6.example"));
+  spec.allow.push_back(uninspected("v6.example"));
   spec.hosts["v6.example"] = "::1";
   spec.allow_private.push_back(cidr("::1/128"));
   RelayUnderTest relay(spec);
@@ -284,8 +285,8 @@ TEST_F(RelayProtocolTest, HalfCloseDeliversEverythingBothWays) {
   for (bool socks : {false, true}) {
     int code = 0;
     std::string refusal;
-    UniqueFd fd = socks ? socks_connect(relay.socks_port, "echo.example", echo_.port(), &code)
-                        : http_connect("127.0.0.1", relay.http_port, "echo.example:" + ep(), &refusal);
+    UniqueFd fd = socks ? socks_connect(relay.socks_port, "raw.example", echo_.port(), &code)
+                        : http_connect("127.0.0.1", relay.http_port, "raw.example:" + ep(), &refusal);
     ASSERT_TRUE(fd.valid()) << refusal << code;
     std::string echoed;
     std::thread reader([&] { echoed = read_all(fd.get()); });

@@ -300,6 +300,12 @@ HostRule rule(std::string_view text) {
   return r.is_ok() ? *r : HostRule{};
 }
 
+HostRule uninspected(std::string_view text) {
+  HostRule r = rule(text);
+  r.inspect = false;
+  return r;
+}
+
 Cidr cidr(std::string_view text) {
   auto c = Cidr::parse(text);
   EXPECT_TRUE(c.is_ok()) << text;

@@ -94,6 +94,8 @@ class RelayUnderTest {
 };
 
 HostRule rule(std::string_view text);
+// A rule with `inspect: false`: any protocol passes its tunnels (raw bytes to the echo server).
+HostRule uninspected(std::string_view text);
 Cidr cidr(std::string_view text);
 
 // Client helpers through the relay. Each returns the connected socket after a successful handshake, or an invalid

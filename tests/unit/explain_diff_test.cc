@@ -64,11 +64,13 @@ network:
   EXPECT_TRUE(contains(e, "Always denied: any subdomain of internal.example.org (not internal.example.org itself) on "
                           "any port."))
       << e;
-  EXPECT_TRUE(contains(e, "Allowed: example.com on any port; any subdomain of example.org (not example.org itself) on "
+  EXPECT_TRUE(contains(e, "Allowed, inspected: example.com on any port; any subdomain of example.org (not example.org itself) on "
                           "port 443; api.example.net on ports 443, 8443."))
       << e;
   EXPECT_TRUE(contains(e, "Any other destination is denied.")) << e;
-  EXPECT_TRUE(contains(e, "multicast addresses are refused, except 127.0.0.0/8.")) << e;
+  EXPECT_TRUE(contains(e, "Loopback, private, link-local and multicast addresses, this machine's own addresses and "
+                          "cloud metadata endpoints (169.254.169.254, Azure's 168.63.129.16, ...) are refused, except "
+                          "127.0.0.0/8.")) << e;
   EXPECT_TRUE(contains(e, "api.example.net resolves to 127.0.0.2 (pinned).")) << e;
 
   auto offline = compile_profile("offline");
@@ -143,7 +145,7 @@ TEST(Schema, ListsExactlyTheKeysTheParserKnows) {
   EXPECT_EQ(policy::top_level_keys(), keys);
   EXPECT_EQ(false, schema["additionalProperties"]);
   EXPECT_EQ(9u, schema["properties"]["filesystem"]["properties"].size());
-  EXPECT_EQ(7u, schema["properties"]["network"]["properties"].size());
+  EXPECT_EQ(8u, schema["properties"]["network"]["properties"].size());
   EXPECT_EQ(6u, schema["properties"]["limits"]["properties"].size());
 }
 
