@@ -39,6 +39,7 @@ struct PolicyOverrides {
   std::vector<std::string> read_only;     // --ro PATH
   std::vector<std::string> read_write;    // --rw PATH
   std::vector<std::string> hide;          // --hide PATH (added to filesystem.hide)
+  std::vector<std::string> unix_sockets;  // --unix PATH (added to network.unix)
   std::vector<std::string> allow_domains; // --allow-domain D
   std::optional<std::string> net_mode;    // --net none|proxy
   std::vector<std::string> env_set;       // --env K=V

@@ -47,6 +47,7 @@ void apply_overrides(Policy& policy, const PolicyOverrides& overrides, const Com
   add_paths(overrides.read_only, "--ro", context, fs.read_only, errors);
   add_paths(overrides.read_write, "--rw", context, fs.read_write, errors);
   add_paths(overrides.hide, "--hide", context, fs.hide, errors);
+  add_paths(overrides.unix_sockets, "--unix", context, policy.network.unix_sockets, errors);
   for (const auto& domain : overrides.allow_domains) {
     auto rule = HostRule::parse(domain);
     if (!rule) {

@@ -84,6 +84,30 @@ TEST(BrokerUnix, HostSocketGivenReadOnlyIsRefusedWithAnEvent) {
   EXPECT_EQ("ok", w.probe({"self_unix", "/tmp/own.sock"}));
 }
 
+TEST(BrokerUnix, ListedSocketIsConnectableAndItsNeighbourIsNot) {
+  SandboxWorkspace w;
+  const std::string listed = w.outside() + "/listed.sock";
+  const std::string other = w.outside() + "/other.sock";
+  HostUnixServer listed_server(listed, 'L');
+  HostUnixServer other_server(other, 'D');
+  ASSERT_TRUE(listed_server.ok());
+  ASSERT_TRUE(other_server.ok());
+  // --unix is network.unix on the command line; in a policy file the same list is `network: {unix: [...]}`.
+  EXPECT_EQ("ok", w.probe({"connect_unix", listed}, {"--ro", w.outside(), "--unix", listed}));
+  EXPECT_EQ(1, listed_server.accepted());
+  EXPECT_EQ("EACCES", w.probe({"connect_unix", other}, {"--ro", w.outside(), "--unix", listed}));
+  EXPECT_EQ(0, other_server.accepted());
+  // Listed in a policy file, reached through a symlink inside: decided by the inode, not the name.
+  ASSERT_EQ(0, ::symlink(listed.c_str(), (w.ws() + "/link.sock").c_str()));
+  TempDir dir;
+  const std::string policy = dir.write("policy.yaml", "version: 1\nextends: default\nnetwork:\n  unix: [" + listed +
+                                                          "]\n");
+  SandboxRun run = run_sandboxed({"--policy", policy, "--workspace", w.ws(), "--ro", w.outside()},
+                                 {probe_bin(), "connect_unix", "link.sock"});
+  EXPECT_EQ("ok\n", run.out) << run.err;
+  EXPECT_EQ(2, listed_server.accepted());
+}
+
 TEST(BrokerUnix, HostServiceSocketInTheWorkspaceIsRefused) {
   SandboxWorkspace w;
   const std::string path = w.ws() + "/dev-server.sock";

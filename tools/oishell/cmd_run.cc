@@ -31,8 +31,9 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: oishell run [--policy FILE | --profile NAME] [--workspace DIR] [--ro PATH]... [--rw PATH]...\n"
-    "                   [--hide PATH]... [--allow-domain D]... [--net none|proxy] [--env K=V]... [--timeout DUR]\n"
-    "                   [--memory SIZE] [--allow-home-workspace] [--events FILE | --events-fd N] -- CMD [ARGS...]\n"
+    "                   [--hide PATH]... [--unix PATH]... [--allow-domain D]... [--net none|proxy] [--env K=V]...\n"
+    "                   [--timeout DUR] [--memory SIZE] [--allow-home-workspace] [--events FILE | --events-fd N]\n"
+    "                   -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD confined by the policy (the `default` profile unless --policy/--profile). Flags add to the policy;\n"
     "they never weaken a `hide` or `deny`.\n"

@@ -27,7 +27,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: oishell supervise [--policy FILE | --profile NAME] [--workspace DIR] [--sandbox openshell|none]\n"
     "                         [--timeout DUR] [--memory SIZE] [--net none|proxy] [--allow-domain D]...\n"
-    "                         [--ro PATH]... [--rw PATH]... [--hide PATH]... [--env K=V]... [--prestart LANG]...\n"
+    "                         [--ro PATH]... [--rw PATH]... [--hide PATH]... [--unix PATH]... [--env K=V]...\n"
+    "                         [--prestart LANG]...\n"
     "\n"
     "Starts one sandbox for a session and speaks the supervisor protocol (docs/protocol.md): JSON-line requests\n"
     "on stdin (exec, interrupt, input, reset, answer, shutdown), JSON-line events on stdout (ready, output,\n"

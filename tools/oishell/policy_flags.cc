@@ -13,6 +13,7 @@ const std::vector<Option>& policy_flag_options() {
       {{"--ro"}, Value::file, "PATH", "a host path visible read-only", {}, true},
       {{"--rw"}, Value::file, "PATH", "a host path visible read-write", {}, true},
       {{"--hide"}, Value::file, "PATH", "a host path never visible inside (wins over every other rule)", {}, true},
+      {{"--unix"}, Value::file, "PATH", "a host unix socket the sandbox may connect to (network.unix)", {}, true},
       {{"--allow-domain"}, Value::text, "D", "a destination the proxy allows (host, *.suffix, host:port)", {}, true},
       {{"--net"}, Value::choice, "MODE", "the network: none, or proxy (only through oishell's proxy)",
        {"none", "proxy"}},
@@ -61,6 +62,8 @@ bool apply_policy_flag(const std::string& flag, const std::string& value, Policy
     overrides->read_write.push_back(value);
   } else if (flag == "--hide") {
     overrides->hide.push_back(value);
+  } else if (flag == "--unix") {
+    overrides->unix_sockets.push_back(value);
   } else if (flag == "--allow-domain") {
     overrides->allow_domains.push_back(value);
   } else if (flag == "--net") {
