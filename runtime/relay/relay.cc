@@ -16,6 +16,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "runtime/broker/dns_stub.h"
 #include "runtime/relay/audit.h"
 #include "runtime/relay/connection.h"
 #include "runtime/relay/event_loop.h"
@@ -97,6 +98,14 @@ class RelayImpl final : public Relay {
     return Status::ok();
   }
 
+  Status serve_dns(std::vector<UniqueFd> udp, std::vector<UniqueFd> tcp, broker::NameMap& names) override {
+    if (dns_ || thread_.joinable() || stopped_) return Status::error("relay: serve_dns() after serve() or twice");
+    dns_ = std::make_unique<broker::DnsStub>(
+        loop_, ctx_.spec, names, *ctx_.events,
+        [this](const std::string& name, broker::DnsStub::ResolveDone done) { resolve_for_dns(name, std::move(done)); });
+    return dns_->serve(std::move(udp), std::move(tcp)).with_context("relay: dns");
+  }
+
   int activity_fd() const override { return loop_.fd(); }
 
   Status serve() override {
@@ -122,6 +131,7 @@ class RelayImpl final : public Relay {
       thread_.join();
     }
     stopped_ = true;
+    dns_.reset();
     conns_.clear();
     for (Listener& l : listeners_) {
       if (l.fd) loop_.remove(l.fd.get());
@@ -142,6 +152,8 @@ class RelayImpl final : public Relay {
       int timeout = ctx_.timers.next_timeout_ms(now);
       int dns = resolver_ ? resolver_->next_timeout_ms() : -1;
       if (dns >= 0 && (timeout < 0 || dns < timeout)) timeout = dns;
+      int stub = dns_ ? dns_->next_timeout_ms() : -1;
+      if (stub >= 0 && (timeout < 0 || stub < timeout)) timeout = stub;
       auto n = loop_.wait(timeout, events, kMaxEvents);
       if (!n) {
         emit_error(*ctx_.events, "", 0, "relay stopped: " + n.status().message());
@@ -149,6 +161,7 @@ class RelayImpl final : public Relay {
       }
       for (int i = 0; i < *n; ++i) dispatch(events[i].data.u64, events[i].events);
       if (resolver_) resolver_->on_timeout();
+      if (dns_) dns_->on_timer();  // also answers the stub's queries whose resolutions completed above
       complete_resolutions();
       complete_answers();
       due.clear();
@@ -164,11 +177,23 @@ class RelayImpl final : public Relay {
       loop_.drain_wake();
     } else if (tag & kListenerTagBit) {
       accept_from(tag & ~kListenerTagBit);
+    } else if (broker::DnsStub::owns(tag)) {
+      if (dns_) dns_->on_event(tag, events);
     } else if ((tag & Resolver::kResolverTagBit) && resolver_) {
       resolver_->on_event(static_cast<int>(tag & 0xffffffff), events);
     } else if (auto it = conns_.find(tag >> 2); it != conns_.end()) {
       if (it->second->on_event(static_cast<Role>(tag & 3), events)) conns_.erase(it);
     }
+  }
+
+  // The DNS stub's look-ups, with the relay's resolver (made at the first name, as in ctx_.resolve).
+  void resolve_for_dns(const std::string& name, broker::DnsStub::ResolveDone done) {
+    if (!resolver_) {
+      auto created = Resolver::create(loop_);
+      if (!created) return done(created.status().with_context("relay resolver"));
+      resolver_ = std::move(*created);
+    }
+    resolver_->resolve(name, std::move(done));
   }
 
   void accept_from(size_t index) {
@@ -240,6 +265,7 @@ class RelayImpl final : public Relay {
   EventLoop loop_;
   RelayContext ctx_;
   std::unique_ptr<Resolver> resolver_;
+  std::unique_ptr<broker::DnsStub> dns_;  // serve_dns()
   AskHandler ask_handler_;
   std::vector<Listener> listeners_;
   std::vector<bool> nodelay_inherited_;  // per listener
