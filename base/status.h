@@ -19,6 +19,9 @@ class [[nodiscard]] Status {
   static Status error(std::string message) { return Status(0, std::move(message)); }
   // A failed call: "open_tree(\"/usr\"): EPERM (Operation not permitted)".
   static Status from_errno(int err, std::string_view call);
+  // A failure in words that also carries an errno for callers that branch on it (the message is not extended):
+  // error_with_errno(ENOENT, "cannot resolve: Domain name not found").
+  static Status error_with_errno(int err, std::string message) { return Status(err, std::move(message)); }
 
   bool is_ok() const { return !failed_; }
   explicit operator bool() const { return is_ok(); }

@@ -68,7 +68,9 @@ void compile_network(const Policy& policy, SandboxSpec& spec) {
   for (const auto& [name, ip] : net.hosts) out.hosts[name] = ip.first;
   out.on_unlisted = net.on_unlisted.get_or(OnUnlisted::deny);
   if (out.mode == NetMode::proxy) {
-    spec.landlock.tcp_connect_ports = {out.http_proxy_port, out.socks_proxy_port};
+    // The relay's listeners, and the DNS stub's (DNS over TCP: answers too large for UDP, and clients that ask so).
+    spec.landlock.tcp_connect_ports = {out.http_proxy_port, out.socks_proxy_port, out.dns_port};
+    spec.mounts.push_back(resolv_conf_step(out));
   }
 }
 

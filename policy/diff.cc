@@ -27,6 +27,7 @@ std::map<std::string, int> path_access(const SandboxSpec& spec) {
       case MountStep::Kind::tmpfs:
       case MountStep::Kind::proc:
       case MountStep::Kind::dev:
+      case MountStep::Kind::file:
         out[m.target] = 0;  // no host data there (private to the sandbox, or hidden)
         break;
       case MountStep::Kind::symlink:

@@ -61,6 +61,7 @@ void files(const Policy& policy, const SandboxSpec& spec, std::string& out) {
       case MountStep::Kind::proc:
       case MountStep::Kind::dev:
       case MountStep::Kind::protect:
+      case MountStep::Kind::file:  // /etc/resolv.conf: said under Network
         break;
     }
   }
@@ -189,6 +190,9 @@ void network(const SandboxSpec& spec, std::string& out) {
   out += "  Connections leave only through oishell's proxy (HTTP on 127.0.0.1:" + std::to_string(net.http_proxy_port) +
          ", SOCKS5 on 127.0.0.1:" + std::to_string(net.socks_proxy_port) +
          "); the proxy variables point there and direct connections are refused.\n";
+  out += "  Names are answered by oishell's DNS stub (127.0.0.1:" + std::to_string(net.dns_port) +
+         ", /etc/resolv.conf): a name that may be used gets a stand-in address, never the real one; a denied name "
+         "does not exist, and is never looked up.\n";
   if (!net.deny.empty()) {
     std::vector<std::string> d;
     for (const auto& r : net.deny) d.push_back(describe_rule(r));

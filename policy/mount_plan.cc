@@ -101,6 +101,20 @@ std::string writable_refusal(const std::string& dir, const std::string& real_hom
   return "";
 }
 
+MountStep resolv_conf_step(const NetworkSpec& network) {
+  MountStep step;
+  step.kind = MountStep::Kind::file;
+  step.target = "/etc/resolv.conf";
+  step.optional = true;
+  // No `search` line (names are asked as given) and no `options` (the stub answers at once, small answers).
+  step.source = "# oishell: the sandbox's DNS stub (answers by the policy; oishell's docs/network.md)\n";
+  if (network.dns_port != 53) {
+    step.source += "# it listens on port " + std::to_string(network.dns_port) + ", which this file cannot name\n";
+  }
+  step.source += "nameserver 127.0.0.1\n";
+  return step;
+}
+
 const std::vector<std::string>& system_dirs() {
   static const std::vector<std::string> kDirs = {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
                                                  "/etc"};

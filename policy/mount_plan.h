@@ -33,4 +33,10 @@ const std::vector<std::string>& git_obeyed_entries();
 // Fills spec.mounts, spec.protected_paths and spec.landlock.paths. Errors name the policy line.
 Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Diagnostic>& errors);
 
+// Proxy mode: /etc/resolv.conf inside names the sandbox's DNS stub (127.0.0.1), whatever the host's is: a `file`
+// step over it (over the link itself when it is a symlink, e.g. into /run, which is not inside); optional, since a
+// host without one leaves resolvers at their default, 127.0.0.1:53, the stub. Appended after every other step,
+// so no bind of the policy's covers it.
+MountStep resolv_conf_step(const NetworkSpec& network);
+
 }  // namespace oishell::policy

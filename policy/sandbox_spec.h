@@ -24,6 +24,9 @@ struct MountStep {
     hide,      // `target` made absent: an empty read-only tmpfs on a dir, /dev/null-less empty file on a file
     protect,   // `target` (inside a writable bind) re-bound read-only over itself
     symlink,   // a symlink at `target` whose contents are `source` (e.g. /bin -> usr/bin on merged-/usr hosts)
+    file,      // a read-only file of the sandbox's own holding `source` (the text), bound over `target`: an existing
+               // file, or a symlink, which is covered and not followed (e.g. /etc/resolv.conf -> ../run/...);
+               // a missing target is skipped when `optional`, otherwise an error (runtime/mount_plan.cc)
   };
   Kind kind = Kind::bind_ro;
   std::string source;     // host path (bind kinds); the link's contents (symlink); empty otherwise

@@ -13,14 +13,15 @@ using json = nlohmann::json;
 template <typename E, size_t N>
 using Names = std::array<std::pair<E, const char*>, N>;
 
-constexpr Names<MountStep::Kind, 8> kMountKinds{{{MountStep::Kind::bind_ro, "bind_ro"},
+constexpr Names<MountStep::Kind, 9> kMountKinds{{{MountStep::Kind::bind_ro, "bind_ro"},
                                                  {MountStep::Kind::bind_rw, "bind_rw"},
                                                  {MountStep::Kind::tmpfs, "tmpfs"},
                                                  {MountStep::Kind::proc, "proc"},
                                                  {MountStep::Kind::dev, "dev"},
                                                  {MountStep::Kind::hide, "hide"},
                                                  {MountStep::Kind::protect, "protect"},
-                                                 {MountStep::Kind::symlink, "symlink"}}};
+                                                 {MountStep::Kind::symlink, "symlink"},
+                                                 {MountStep::Kind::file, "file"}}};
 constexpr Names<FsAccess, 4> kFsAccess{{{FsAccess::read, "read"},
                                         {FsAccess::read_exec, "read_exec"},
                                         {FsAccess::write, "write"},
@@ -165,6 +166,7 @@ nlohmann::ordered_json spec_to_json(const SandboxSpec& spec) {
   net["http_proxy_port"] = spec.network.http_proxy_port;
   net["socks_proxy_port"] = spec.network.socks_proxy_port;
   net["unix_sockets"] = spec.network.unix_sockets;
+  net["dns_port"] = spec.network.dns_port;
   out["network"] = std::move(net);
 
   ojson limits;
@@ -273,6 +275,7 @@ Result<SandboxSpec> spec_from_json(const nlohmann::json& in) {
     for (const auto& path : n.unix_sockets) {
       if (path.empty() || path[0] != '/') r.fail("spec.network.unix_sockets: `" + path + "` is not an absolute path");
     }
+    n.dns_port = r.get<uint16_t>(*net, "dns_port", "spec.network");
   }
   if (const json* lim = r.at(in, "limits", "spec")) {
     auto& l = spec.limits;

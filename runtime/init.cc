@@ -119,9 +119,13 @@ Result<Joined> wait_for_joined() {
   return joined;
 }
 
+// The relay's listeners and the DNS stub's sockets, each fd named by its protocol: "http", "socks5", "dns-udp",
+// "dns-tcp".
 Status pass_listeners(const NetworkSpec& network, std::vector<std::string>* degraded) {
   auto listeners = open_relay_listeners(network, degraded);
   if (!listeners.is_ok()) return listeners.status();
+  auto dns = open_dns_sockets(network, degraded);
+  if (!dns.is_ok()) return dns.status();
   control::ControlMessage m;
   m.kind = control::Kind::listeners;
   std::vector<int> fds;
@@ -129,7 +133,15 @@ Status pass_listeners(const NetworkSpec& network, std::vector<std::string>* degr
     fds.push_back(l.fd.get());
     m.strings.push_back(l.protocol == relay::Protocol::http ? "http" : "socks5");
   }
-  return send_message(g_control, control::encode(m), fds);  // init's copies close when `listeners` goes
+  for (const auto& fd : dns->udp) {
+    fds.push_back(fd.get());
+    m.strings.push_back("dns-udp");
+  }
+  for (const auto& fd : dns->tcp) {
+    fds.push_back(fd.get());
+    m.strings.push_back("dns-tcp");
+  }
+  return send_message(g_control, control::encode(m), fds);  // init's copies close when `listeners`, `dns` go
 }
 
 // Stdio stays (it is what the supervisor gave; spawned processes get their own), the control socket moves to
@@ -183,9 +195,10 @@ Status tidy_fds() {
   check("mount namespace", apply_mount_plan(spec, std::move(idmapped)));
   trace_startup("init: mounts built");
   check("uts namespace", errno_status(::sethostname(spec.hostname.data(), spec.hostname.size()), "sethostname"));
-  // 3. Network namespace: loopback up, relay listeners handed to the supervisor.
+  // 3. Network namespace: loopback up, relay listeners and DNS stub sockets handed to the supervisor.
   std::vector<std::string> degraded;
   check("network namespace", bring_up_loopback());
+  if (spec.network.mode == NetMode::proxy) check("network namespace", add_loopback_ipv4_address());
   check("relay listeners", pass_listeners(spec.network, &degraded));
   trace_startup("init: network up");
   // 4. A new session (no controlling terminal of the host), no inherited fds.

@@ -5,7 +5,7 @@
 namespace oishell {
 namespace {
 
-constexpr uint32_t kFormat = 3;  // bumped with any change below; both ends are the same binary
+constexpr uint32_t kFormat = 4;  // bumped with any change below; both ends are the same binary
 
 void write_ports(wire::Writer& w, const std::vector<uint16_t>& ports) {
   w.u32(static_cast<uint32_t>(ports.size()));
@@ -61,6 +61,7 @@ std::string encode_init_spec(const SandboxSpec& spec) {
   w.u8(static_cast<uint8_t>(spec.network.mode));
   w.u16(spec.network.http_proxy_port);
   w.u16(spec.network.socks_proxy_port);
+  w.u16(spec.network.dns_port);
   w.u64(spec.limits.memory_bytes.value_or(0));  // sizes the scratch tmpfs (runtime/mount_plan.cc)
   return w.take();
 }
@@ -79,7 +80,7 @@ Result<SandboxSpec> decode_init_spec(std::string_view bytes) {
   if (!r.u32(&count) || count > bytes.size() / 10) return malformed();  // a step takes at least 10 bytes
   spec.mounts.resize(count);
   for (MountStep& m : spec.mounts) {
-    if (!read_enum(r, MountStep::Kind::symlink, &m.kind) || !r.bytes(&m.source) || !r.bytes(&m.target) ||
+    if (!read_enum(r, MountStep::Kind::file, &m.kind) || !r.bytes(&m.source) || !r.bytes(&m.target) ||
         !r.boolean(&m.optional) || !r.boolean(&m.system)) {
       return malformed();
     }
@@ -98,7 +99,7 @@ Result<SandboxSpec> decode_init_spec(std::string_view bytes) {
   if (!read_ports(r, &ll.tcp_connect_ports) || !read_ports(r, &ll.tcp_bind_ports) ||
       !r.boolean(&ll.scope_abstract_unix) || !r.boolean(&ll.scope_signal) ||
       !read_enum(r, NetMode::proxy, &spec.network.mode) || !r.u16(&spec.network.http_proxy_port) ||
-      !r.u16(&spec.network.socks_proxy_port)) {
+      !r.u16(&spec.network.socks_proxy_port) || !r.u16(&spec.network.dns_port)) {
     return malformed();
   }
   uint64_t memory = 0;

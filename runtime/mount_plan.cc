@@ -37,6 +37,7 @@ std::string describe(const MountStep& step) {
     case MountStep::Kind::hide: return "hide " + step.target;
     case MountStep::Kind::protect: return "protect " + step.target;
     case MountStep::Kind::symlink: return "symlink " + step.target + " -> " + step.source;
+    case MountStep::Kind::file: return "file " + step.target;
   }
   return step.target;
 }
@@ -178,6 +179,45 @@ Status make_symlink(int root_fd, const std::string& target, const std::string& c
   return Status::ok();
 }
 
+// `step.target` covered by a read-only file holding `step.source`, made on a small tmpfs of its own (never
+// attached anywhere else). The target is not followed: a symlink (systemd-resolved's /etc/resolv.conf ->
+// ../run/systemd/resolve/stub-resolv.conf, whose target does not exist inside) is itself the mount point, so
+// every reader sees the file, and Landlock's rule for the directory that holds the link covers it.
+Status bind_file(int root_fd, const MountStep& step) {
+  size_t slash = step.target.find_last_of('/');
+  if (slash == std::string::npos || slash + 1 == step.target.size()) return Status::error("not a file path");
+  auto parent = mounts::lookup(root_fd, slash == 0 ? "/" : step.target.substr(0, slash));
+  if (!parent.is_ok()) {
+    return step.optional && parent.status().errno_value() == ENOENT ? Status::ok() : parent.status();
+  }
+  const std::string name = step.target.substr(slash + 1);
+  UniqueFd target(::openat(parent->get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!target) {
+    return step.optional && errno == ENOENT ? Status::ok() : Status::from_errno(errno, "openat(O_PATH|O_NOFOLLOW)");
+  }
+  struct stat st;
+  if (::fstat(target.get(), &st) != 0) return Status::from_errno(errno, "fstat");
+  if (S_ISDIR(st.st_mode)) return Status::error("the target is a directory");
+  auto fs = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "64k"}, {"nr_inodes", "4"}},
+                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  if (!fs.is_ok()) return fs.status();
+  UniqueFd file(::openat(fs->get(), "contents", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444));
+  if (!file) return Status::from_errno(errno, "creating the file's contents");
+  for (size_t done = 0; done < step.source.size();) {
+    ssize_t n = ::write(file.get(), step.source.data() + done, step.source.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::from_errno(errno, "writing the file's contents");
+    done += static_cast<size_t>(n);
+  }
+  file.reset();
+  int tree = sys::open_tree(fs->get(), "contents", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (tree < 0) return Status::from_errno(errno, "open_tree(contents, OPEN_TREE_CLONE)");
+  UniqueFd contents(tree);
+  OI_TRY(mounts::set_attributes(contents.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                    MOUNT_ATTR_NOEXEC, false));
+  return mounts::attach(contents.get(), target.get());
+}
+
 Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, UniqueFd* empty_files, Scratch& scratch) {
   switch (step.kind) {
     case MountStep::Kind::bind_ro:
@@ -219,6 +259,8 @@ Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, Unique
       return protect(root_fd, step.target);
     case MountStep::Kind::symlink:
       return make_symlink(root_fd, step.target, step.source);
+    case MountStep::Kind::file:
+      return bind_file(root_fd, step);
   }
   return Status::error("unknown mount step");
 }

@@ -4,6 +4,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netlink/netlink.h>
+#include <netlink/route/addr.h>
 #include <netlink/route/link.h>
 #include <sys/socket.h>
 
@@ -19,16 +20,23 @@ struct NlSocketDeleter {
 struct LinkDeleter {
   void operator()(rtnl_link* l) const { rtnl_link_put(l); }
 };
+struct AddrDeleter {
+  void operator()(rtnl_addr* a) const { rtnl_addr_put(a); }
+};
+struct NlAddrDeleter {
+  void operator()(nl_addr* a) const { nl_addr_put(a); }
+};
 
 Status nl_error(int err, const char* call) {
   return Status::error(std::string(call) + ": " + nl_geterror(err));
 }
 
-Result<UniqueFd> listen_on(int family, uint16_t port) {
-  UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+// A socket of `type` bound to the loopback address of `family` at `port`; listening when it is a stream socket.
+Result<UniqueFd> listen_on(int family, uint16_t port, int type = SOCK_STREAM) {
+  UniqueFd fd(::socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) return Status::from_errno(errno, "socket");
   int one = 1;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (type == SOCK_STREAM) ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_storage addr{};
   socklen_t len;
   if (family == AF_INET) {
@@ -51,7 +59,7 @@ Result<UniqueFd> listen_on(int family, uint16_t port) {
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
     return Status::from_errno(errno, "bind(" + where + ")");
   }
-  if (::listen(fd.get(), 128) != 0) return Status::from_errno(errno, "listen(" + where + ")");
+  if (type == SOCK_STREAM && ::listen(fd.get(), 128) != 0) return Status::from_errno(errno, "listen(" + where + ")");
   return fd;
 }
 
@@ -75,6 +83,26 @@ Status bring_up_loopback() {
   return Status::ok();
 }
 
+Status add_loopback_ipv4_address() {
+  std::unique_ptr<nl_sock, NlSocketDeleter> sock(nl_socket_alloc());
+  if (!sock) return Status::error("nl_socket_alloc: out of memory");
+  if (int err = nl_connect(sock.get(), NETLINK_ROUTE); err < 0) return nl_error(err, "nl_connect(NETLINK_ROUTE)");
+  rtnl_link* raw = nullptr;
+  if (int err = rtnl_link_get_kernel(sock.get(), 0, "lo", &raw); err < 0) {
+    return nl_error(err, "rtnl_link_get_kernel(lo)");
+  }
+  std::unique_ptr<rtnl_link, LinkDeleter> link(raw);
+  std::unique_ptr<rtnl_addr, AddrDeleter> addr(rtnl_addr_alloc());
+  const in_addr second{htonl(INADDR_LOOPBACK + 1)};
+  std::unique_ptr<nl_addr, NlAddrDeleter> local(nl_addr_build(AF_INET, &second, sizeof second));
+  if (!addr || !local) return Status::error("rtnl_addr_alloc: out of memory");
+  rtnl_addr_set_ifindex(addr.get(), rtnl_link_get_ifindex(link.get()));
+  if (int err = rtnl_addr_set_local(addr.get(), local.get()); err < 0) return nl_error(err, "rtnl_addr_set_local");
+  rtnl_addr_set_prefixlen(addr.get(), 8);
+  if (int err = rtnl_addr_add(sock.get(), addr.get(), 0); err < 0) return nl_error(err, "rtnl_addr_add(127.0.0.2/8, lo)");
+  return Status::ok();
+}
+
 Result<std::vector<relay::Listener>> open_relay_listeners(const NetworkSpec& spec,
                                                           std::vector<std::string>* degraded) {
   std::vector<relay::Listener> listeners;
@@ -93,6 +121,24 @@ Result<std::vector<relay::Listener>> open_relay_listeners(const NetworkSpec& spe
     listeners.push_back({std::move(v6.value()), protocol});
   }
   return listeners;
+}
+
+Result<DnsSockets> open_dns_sockets(const NetworkSpec& spec, std::vector<std::string>* degraded) {
+  DnsSockets sockets;
+  if (spec.mode == NetMode::none) return sockets;
+  for (int family : {AF_INET, AF_INET6}) {
+    for (int type : {SOCK_DGRAM, SOCK_STREAM}) {
+      auto fd = listen_on(family, spec.dns_port, type);
+      if (!fd.is_ok()) {
+        if (family == AF_INET) return fd.status().with_context(type == SOCK_DGRAM ? "dns (udp)" : "dns (tcp)");
+        degraded->push_back(std::string("dns: no ") + (type == SOCK_DGRAM ? "udp" : "tcp") + " socket on [::1]:" +
+                            std::to_string(spec.dns_port) + " (" + fd.status().message() + ")");
+        continue;
+      }
+      (type == SOCK_DGRAM ? sockets.udp : sockets.tcp).push_back(std::move(fd.value()));
+    }
+  }
+  return sockets;
 }
 
 }  // namespace oishell

@@ -142,9 +142,16 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
     return Status::error("sandbox init: unexpected message instead of the relay listeners");
   }
   std::vector<relay::Listener> listeners;
+  std::vector<UniqueFd> dns_udp, dns_tcp;  // the DNS stub's sockets (runtime/broker/dns_stub.h)
   for (size_t i = 0; i < fds.size(); ++i) {
-    listeners.push_back({std::move(fds[i]), listeners_message->strings[i] == "http" ? relay::Protocol::http
-                                                                                     : relay::Protocol::socks5});
+    const std::string& protocol = listeners_message->strings[i];
+    if (protocol == "http" || protocol == "socks5") {
+      listeners.push_back({std::move(fds[i]), protocol == "http" ? relay::Protocol::http : relay::Protocol::socks5});
+    } else if (protocol == "dns-udp" || protocol == "dns-tcp") {
+      (protocol == "dns-udp" ? dns_udp : dns_tcp).push_back(std::move(fds[i]));
+    } else {
+      return Status::error("sandbox init: a listener of unknown protocol `" + protocol + "`");
+    }
   }
   fds.clear();
   auto ready = receive_setup_message(&fds);
@@ -167,6 +174,8 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
     // Listening from now on; the relay's thread starts when the first connection waits (monitor_step()).
     relay_ = std::move(relay);
     OI_TRY_CTX(relay_->listen(std::move(listeners)), "relay");
+    // The DNS stub on the relay's loop: a first query starts the relay's thread as a first connection does.
+    OI_TRY(relay_->serve_dns(std::move(dns_udp), std::move(dns_tcp), name_map_));
     if (notifier_) OI_TRY_CTX(start_broker(), "connect broker");
   }
   monitor_on_caller_ = options.monitor_on_caller;
@@ -277,7 +286,8 @@ std::vector<std::string> SupervisedSandbox::enforced() const {
   out.push_back(spec_.network.mode == NetMode::none
                     ? std::string("network: none (loopback only)")
                     : "network: relay (http 127.0.0.1:" + std::to_string(spec_.network.http_proxy_port) +
-                          ", socks5 127.0.0.1:" + std::to_string(spec_.network.socks_proxy_port) + ")");
+                          ", socks5 127.0.0.1:" + std::to_string(spec_.network.socks_proxy_port) +
+                          ", dns 127.0.0.1:" + std::to_string(spec_.network.dns_port) + ")");
   if (notifier_) {
     out.push_back(std::string("connect: every connect(2) performed by the supervisor (broker): ") +
                   (spec_.network.mode == NetMode::none ? "no exit; " : "outside TCP decided by the policy; ") +

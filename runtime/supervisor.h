@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "policy/guarantees.h"
+#include "runtime/broker/name_map.h"
 #include "runtime/cgroup_janitor.h"
 #include "runtime/control_protocol.h"
 #include "runtime/limits.h"
@@ -115,6 +116,8 @@ class SupervisedSandbox final : public Sandbox {
   ProtectWatch protect_;
   std::unique_ptr<ResourceLimits> limits_;
   CgroupJanitor janitor_;  // removes the cgroups should this process be killed
+  // The synthetic addresses the DNS stub gives out (runtime/broker/name_map.h); before relay_, which uses it.
+  broker::NameMap name_map_;
   std::unique_ptr<relay::Relay> relay_;
   std::unique_ptr<SeccompNotifier> notifier_;
   SeccompReports seccomp_reports_;  // from the compiled program, for notifier_

@@ -79,7 +79,7 @@ class Broker {
 
   // A notification of a brokered call (runtime/seccomp_sets broker_rules), on the loop thread.
   void submit(const seccomp_notif& notification);
-  bool owns(uint64_t tag) const { return (tag & kTagBit) != 0; }
+  static bool owns(uint64_t tag) { return (tag >> 60) == 1; }  // bit 60 alone (61: DNS, 62: c-ares, 63: listeners)
   void on_event(uint64_t tag, uint32_t events);
   int next_timeout_ms();
   void on_timer();

@@ -134,6 +134,7 @@ static std::optional<std::string> host_path_of_depth(const std::string& inside, 
     case MountStep::Kind::proc:
     case MountStep::Kind::dev:
     case MountStep::Kind::hide:
+    case MountStep::Kind::file:
       return std::nullopt;
   }
   return std::nullopt;

@@ -34,6 +34,8 @@ struct RelayContext {
   BufferBudget buffers{64u << 20};
   // Starts a resolution; the relay calls Connection::on_resolved with the result (if the connection still lives).
   std::function<void(uint64_t conn_id, const std::string& name)> resolve;
+  // The name the DNS stub gave a synthetic address (runtime/broker/name_map.h); empty before serve_dns().
+  std::function<std::optional<std::string>(const IpAddress&)> name_of;
   // Asks the AskHandler; the relay calls Connection::on_answer (or on_timer denies). Returns the ask id.
   std::function<uint64_t(uint64_t conn_id, const std::string& host, uint16_t port)> ask;
 };

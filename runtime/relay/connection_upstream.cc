@@ -25,6 +25,13 @@ std::string session_key(const std::string& host, uint16_t port) { return host + 
 
 void Connection::begin_decision() {
   has_deadline_ = false;
+  // A client that resolved the name inside (socks5:// rather than socks5h://) asks for the stub's synthetic
+  // address: decided, resolved and checked as the name it stands for.
+  if (ctx_.name_of) {
+    if (auto literal = IpAddress::parse(host_)) {
+      if (auto name = ctx_.name_of(*literal)) host_ = *name;
+    }
+  }
   NetDecision decision = decide(ctx_.spec, host_, port_);
   inspect_ = decision.inspect;  // true for ask answers and allow_all
   switch (decision.verdict) {

@@ -23,6 +23,8 @@
 #include <sys/ioctl.h>
 
 #include "runtime/broker/broker.h"
+#include "runtime/broker/dns_stub.h"
+#include "runtime/broker/name_map.h"
 #include "runtime/relay/audit.h"
 #include "runtime/relay/connection.h"
 #include "runtime/relay/event_loop.h"
@@ -99,6 +101,7 @@ class RelayImpl final : public Relay {
     context.resolve = [this](const std::string& name, std::function<void(Result<std::vector<IpAddress>>)> done) {
       resolve_name(name, std::move(done));
     };
+    context.name_of = ctx_.name_of;
     context.join_port = 0;
     for (const Listener& l : listeners_) {
       if (l.protocol == Protocol::http) context.join_port = ctx_.spec.http_proxy_port;
@@ -141,6 +144,16 @@ class RelayImpl final : public Relay {
     return Status::ok();
   }
 
+  Status serve_dns(std::vector<UniqueFd> udp, std::vector<UniqueFd> tcp, broker::NameMap& names) override {
+    if (dns_ || thread_.joinable() || stopped_) return Status::error("relay: serve_dns() after serve() or twice");
+    names_ = &names;
+    ctx_.name_of = [&names](const IpAddress& address) { return names.name_of(address); };
+    dns_ = std::make_unique<broker::DnsStub>(
+        loop_, ctx_.spec, names, *ctx_.events,
+        [this](const std::string& name, broker::DnsStub::ResolveDone done) { resolve_name(name, std::move(done)); });
+    return dns_->serve(std::move(udp), std::move(tcp)).with_context("relay: dns");
+  }
+
   int activity_fd() const override { return loop_.fd(); }
 
   Status serve() override {
@@ -166,6 +179,7 @@ class RelayImpl final : public Relay {
       thread_.join();
     }
     stopped_ = true;
+    dns_.reset();
     conns_.clear();
     broker_.reset();  // answers what is still pending: refused
     refuse_submitted();
@@ -190,6 +204,8 @@ class RelayImpl final : public Relay {
       if (dns >= 0 && (timeout < 0 || dns < timeout)) timeout = dns;
       int brokered = broker_ ? broker_->next_timeout_ms() : -1;
       if (brokered >= 0 && (timeout < 0 || brokered < timeout)) timeout = brokered;
+      int stub = dns_ ? dns_->next_timeout_ms() : -1;
+      if (stub >= 0 && (timeout < 0 || stub < timeout)) timeout = stub;
       auto n = loop_.wait(timeout, events, kMaxEvents);
       if (!n) {
         emit_error(*ctx_.events, "", 0, "relay stopped: " + n.status().message());
@@ -198,6 +214,7 @@ class RelayImpl final : public Relay {
       for (int i = 0; i < *n; ++i) dispatch(events[i].data.u64, events[i].events);
       if (resolver_) resolver_->on_timeout();
       run_later();
+      if (dns_) dns_->on_timer();  // also answers the stub's queries whose resolutions completed above
       complete_resolutions();
       complete_answers();
       take_submitted();
@@ -216,6 +233,8 @@ class RelayImpl final : public Relay {
       loop_.drain_wake();
     } else if (tag & kListenerTagBit) {
       accept_from(tag & ~kListenerTagBit);
+    } else if (broker::DnsStub::owns(tag)) {
+      if (dns_) dns_->on_event(tag, events);
     } else if (broker_ && broker_->owns(tag)) {
       broker_->on_event(tag, events);
     } else if ((tag & Resolver::kResolverTagBit) && resolver_) {
@@ -225,6 +244,7 @@ class RelayImpl final : public Relay {
     }
   }
 
+  // The DNS stub's look-ups, with the relay's resolver (made at the first name, as in ctx_.resolve).
   void accept_from(size_t index) {
     if (index >= listeners_.size()) return;
     const Listener& listener = listeners_[index];
@@ -371,6 +391,8 @@ class RelayImpl final : public Relay {
   std::vector<std::function<void()>> later_;  // callbacks to run on the loop after the current event
   std::vector<seccomp_notif> submitted_;      // from broker_submit(), with answers_mu_
   int notify_fd_for_refusals_ = -1;
+  std::unique_ptr<broker::DnsStub> dns_;  // serve_dns()
+  broker::NameMap* names_ = nullptr;      // serve_dns(): the stub's synthetic addresses
   AskHandler ask_handler_;
   std::vector<Listener> listeners_;
   std::vector<bool> nodelay_inherited_;  // per listener

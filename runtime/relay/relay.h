@@ -16,7 +16,8 @@
 struct seccomp_notif;
 namespace oishell::broker {
 struct BrokerContext;
-}
+class NameMap;  // runtime/broker/name_map.h
+}  // namespace oishell::broker
 
 namespace oishell::relay {
 
@@ -55,6 +56,11 @@ class Relay {
   virtual ~Relay() = default;
   // Takes the listeners and registers them with the relay's event loop; nothing is accepted until serve().
   virtual Status listen(std::vector<Listener> listeners) = 0;
+  // The sandbox's DNS stub (runtime/broker/dns_stub.h) on the relay's loop: bound UDP sockets and listening TCP
+  // sockets (from sandbox init), answered from the relay's NetworkSpec with addresses of `names` (which must
+  // outlive the relay); names are looked up with the relay's resolver. Before serve() (the loop is not shared
+  // with a running thread), after listen() or before; once. A query waiting also makes activity_fd() readable.
+  virtual Status serve_dns(std::vector<UniqueFd> udp, std::vector<UniqueFd> tcp, broker::NameMap& names) = 0;
   // Readable (poll) once a listener has a connection waiting, so that an owner can start the thread only when the
   // sandbox first uses the network.
   virtual int activity_fd() const = 0;

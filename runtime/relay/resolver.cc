@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -96,9 +97,13 @@ void Resolver::on_result(void* arg, int status, int /*timeouts*/, struct ares_ad
   if (result) ares_freeaddrinfo(result);
   if (*query->destroying) return;
   if (status != ARES_SUCCESS) {
-    query->done(Status::error(std::string("cannot resolve: ") + ares_strerror(status)));
+    int err = status == ARES_ENOTFOUND || status == ARES_ENONAME ? ENOENT
+              : status == ARES_ENODATA                          ? ENODATA
+              : status == ARES_ETIMEOUT                         ? ETIMEDOUT
+                                                                : 0;
+    query->done(Status::error_with_errno(err, std::string("cannot resolve: ") + ares_strerror(status)));
   } else if (addresses.empty()) {
-    query->done(Status::error("cannot resolve: no address"));
+    query->done(Status::error_with_errno(ENODATA, "cannot resolve: no address"));
   } else {
     query->done(std::move(addresses));
   }

@@ -17,7 +17,8 @@ namespace oishell::relay {
 
 class Resolver {
  public:
-  // Addresses in the order the resolver gave them, or the failure.
+  // Addresses in the order the resolver gave them, or the failure, whose errno_value() says what it was: ENOENT
+  // the name does not exist (NXDOMAIN), ENODATA it exists without an address, ETIMEDOUT no answer, 0 otherwise.
   using Callback = std::function<void(Result<std::vector<IpAddress>>)>;
   static constexpr uint64_t kResolverTagBit = uint64_t{1} << 62;
 

@@ -63,7 +63,8 @@ SandboxSpec init_spec_example() {
   spec.mounts = {{MountStep::Kind::bind_ro, "/usr", "/usr", false, true},
                  {MountStep::Kind::bind_rw, "/home/u/p", "/home/u/p", false, false},
                  {MountStep::Kind::symlink, "usr/bin", "/bin", false, false},
-                 {MountStep::Kind::hide, "", "/home/u/p/.ssh", true, false}};
+                 {MountStep::Kind::hide, "", "/home/u/p/.ssh", true, false},
+                 {MountStep::Kind::file, "nameserver 127.0.0.1\n", "/etc/resolv.conf", true, false}};
   spec.limits.memory_bytes = 3ULL << 30;  // sizes the scratch tmpfs
   spec.hostname = "box";
   spec.landlock.required = false;
@@ -74,6 +75,7 @@ SandboxSpec init_spec_example() {
   spec.network.mode = NetMode::proxy;
   spec.network.http_proxy_port = 3129;
   spec.network.socks_proxy_port = 1081;
+  spec.network.dns_port = 5353;
   // What init never needs: it must not cross.
   spec.env = {{"OPENAI_API_KEY", "sk-secret"}};
   spec.network.allow = {HostRule{}};
@@ -108,6 +110,7 @@ TEST(InitSpecCodec, CarriesWhatInitAppliesAndNothingElse) {
   EXPECT_EQ(decoded->network.mode, NetMode::proxy);
   EXPECT_EQ(decoded->network.http_proxy_port, 3129);
   EXPECT_EQ(decoded->network.socks_proxy_port, 1081);
+  EXPECT_EQ(decoded->network.dns_port, 5353);
   EXPECT_TRUE(decoded->env.empty());
   EXPECT_TRUE(decoded->network.allow.empty());
   EXPECT_TRUE(decoded->protected_paths.empty());
@@ -123,7 +126,7 @@ TEST(InitSpecCodec, MalformedBytesAreRefused) {
   EXPECT_FALSE(decode_init_spec(bytes + std::string(1, '\0')).is_ok());
   std::string other_format = bytes;
   other_format[0] = 1;
-  EXPECT_EQ(decode_init_spec(other_format).status().message(), "`spec`: format 1, expected 3");
+  EXPECT_EQ(decode_init_spec(other_format).status().message(), "`spec`: format 1, expected 4");
   std::string bad_kind = bytes;
   bad_kind[8] = 99;  // the first mount step's kind, after the format (4) and the count (4)
   EXPECT_EQ(decode_init_spec(bad_kind).status().message(), "`spec`: malformed at byte 9 of " +

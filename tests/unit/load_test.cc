@@ -1,7 +1,10 @@
 // extends resolution and merge rules: scalars override, lists append, hide and deny always win.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "policy/compiler.h"
+#include "policy/mount_plan.h"
 #include "policy/spec_json.h"
 #include "tests/unit/test_util.h"
 
@@ -207,6 +210,34 @@ TEST(Compile, EnvNeverCarriesAnUnnamedVariable) {
   ASSERT_TRUE(offline.is_ok());
   for (const auto& [name, value] : offline->env) EXPECT_EQ(std::string::npos, name.find("PROXY")) << name;
   EXPECT_TRUE(offline->landlock.tcp_connect_ports.empty());
+}
+
+// Proxy mode: /etc/resolv.conf names the DNS stub (the plan's last step, so no bind covers it) and Landlock lets
+// TCP reach the stub's port; mode none changes neither.
+TEST(Compile, ProxyModeResolvConfNamesTheStub) {
+  auto spec = compile_policy(PolicySource{"", "default"}, PolicyOverrides{}, fake_context());
+  ASSERT_TRUE(spec.is_ok());
+  ASSERT_FALSE(spec->mounts.empty());
+  const MountStep& last = spec->mounts.back();
+  EXPECT_EQ(MountStep::Kind::file, last.kind);
+  EXPECT_EQ("/etc/resolv.conf", last.target);
+  EXPECT_TRUE(last.optional);
+  EXPECT_NE(std::string::npos, last.source.find("\nnameserver 127.0.0.1\n"));
+  EXPECT_EQ(std::string::npos, last.source.find("search"));
+  EXPECT_EQ((std::vector<uint16_t>{3128, 1080, 53}), spec->landlock.tcp_connect_ports);
+  EXPECT_EQ(1, std::count_if(spec->mounts.begin(), spec->mounts.end(),
+                             [](const MountStep& m) { return m.kind == MountStep::Kind::file; }));
+
+  auto offline = compile_policy(PolicySource{"", "offline"}, PolicyOverrides{}, fake_context());
+  ASSERT_TRUE(offline.is_ok());
+  for (const auto& m : offline->mounts) EXPECT_NE(MountStep::Kind::file, m.kind) << m.target;
+}
+
+TEST(Compile, ResolvConfSaysWhenThePortCannotBeNamed) {
+  NetworkSpec net;
+  EXPECT_EQ(std::string::npos, policy::resolv_conf_step(net).source.find("port"));
+  net.dns_port = 5353;
+  EXPECT_NE(std::string::npos, policy::resolv_conf_step(net).source.find("listens on port 5353"));
 }
 
 }  // namespace
