@@ -3,8 +3,11 @@
 // are connectable; a host service's socket is not, however it became visible (given read-only, in the workspace,
 // through a symlink), and a sockaddr rewritten while the connect is pending never reaches it.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -12,6 +15,7 @@
 #include <cstddef>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -161,6 +165,204 @@ TEST(BrokerLoopback, AThousandParallelConnects) {
   EXPECT_EQ("ok\n", run.out) << run.err;
   // The neighbour: a port Landlock does not allow inside is refused as before (EACCES from ABI 4).
   EXPECT_EQ(landlock_or(4, "EACCES", "ECONNREFUSED"), w.probe({"connect_tcp", "127.0.0.1", "3129"}));
+}
+
+}  // namespace
+}  // namespace oishell::test
+
+namespace oishell::test {
+namespace {
+
+// A TCP server on the host's 127.0.0.1 (or ::1): each client gets `banner`, then what it sent first is kept.
+class HostTcpServer {
+ public:
+  HostTcpServer(const char* banner, bool v6 = false)
+      : fd_(::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)), banner_(banner) {
+    sockaddr_storage addr{};
+    socklen_t len;
+    if (v6) {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(&addr);
+      in6->sin6_family = AF_INET6;
+      in6->sin6_addr = in6addr_loopback;
+      len = sizeof *in6;
+    } else {
+      auto* in = reinterpret_cast<sockaddr_in*>(&addr);
+      in->sin_family = AF_INET;
+      in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      len = sizeof *in;
+    }
+    ok_ = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd_.get(), 128) == 0 &&
+          ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    port_ = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    if (ok_) {
+      thread_ = std::thread([this] {
+        while (!stop_) {
+          int c = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+          if (c < 0) continue;
+          ++accepted_;
+          [[maybe_unused]] ssize_t n = ::send(c, banner_.data(), banner_.size(), MSG_NOSIGNAL);
+          char buf[512];
+          timeval tv{2, 0};
+          setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+          ssize_t got = ::recv(c, buf, sizeof buf, 0);
+          if (got > 0) {
+            std::lock_guard lock(mu_);
+            received_.append(buf, static_cast<size_t>(got));
+          }
+          ::close(c);
+        }
+      });
+    }
+  }
+  ~HostTcpServer() {
+    stop_ = true;
+    if (thread_.joinable()) {
+      ::shutdown(fd_.get(), SHUT_RDWR);
+      thread_.join();
+    }
+  }
+  bool ok() const { return ok_; }
+  std::string port() const { return std::to_string(port_); }
+  int accepted() const { return accepted_; }
+  std::string received() {
+    std::lock_guard lock(mu_);
+    return received_;
+  }
+
+ private:
+  UniqueFd fd_;
+  std::string banner_;
+  bool ok_ = false;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> accepted_{0};
+  std::mutex mu_;
+  std::string received_;
+  std::thread thread_;
+};
+
+// A policy whose names are pinned to the host's loopback (hermetic): direct.example (inspect: false, any port),
+// inspected.example (inspected), port.example (inspect: false, only `port`); denied.example is pinned but not
+// allowed.
+std::string tcp_policy(const TempDir& dir, const std::string& port) {
+  return dir.write("policy.yaml", "version: 1\nextends: default\nnetwork:\n  mode: proxy\n  allow:\n"
+                                  "    - {host: direct.example, inspect: false}\n"
+                                  "    - {host: v6.example, inspect: false}\n"
+                                  "    - inspected.example\n"
+                                  "    - {host: port.example, ports: [" + port + "], inspect: false}\n"
+                                  "  hosts: {direct.example: 127.0.0.1, inspected.example: 127.0.0.1,"
+                                  " port.example: 127.0.0.1, denied.example: 127.0.0.1, v6.example: '::1'}\n"
+                                  "  allow_private: [127.0.0.0/8, '::1/128']\n  on_unlisted: deny\n");
+}
+
+std::string python_in_sandbox(const std::string& policy, const std::string& script, const std::string& events = "") {
+  std::vector<std::string> args = {"--policy", policy};
+  if (!events.empty()) args.insert(args.end(), {"--events", events});
+  SandboxRun run = run_sandboxed(args, {"/usr/bin/python3", "-c", script});
+  return run.out + (run.status == 0 ? "" : "status=" + std::to_string(run.status) + ": " + run.err);
+}
+
+TEST(BrokerTcp, AProxyIgnoringClientReachesAnAllowedNameKernelToKernel) {
+  HostTcpServer server("hello\n");
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  const std::string events = dir.path() + "/events.jsonl";
+  const std::string script =
+      "import socket, os\n"
+      "s = socket.create_connection(('direct.example', " + server.port() + "))\n"
+      "print(s.recv(6).decode().strip(), s.getpeername()[0])\n"
+      "s.sendall(b'ping')\n";
+  // The peer is the host's own address: the socket is the supervisor's, installed in the caller (no relay).
+  EXPECT_EQ("hello 127.0.0.1\n", python_in_sandbox(tcp_policy(dir, server.port()), script, events));
+  EXPECT_EQ(1, server.accepted());
+  EXPECT_EQ("ping", server.received());
+  const std::string log = SandboxWorkspace::read(events);
+  EXPECT_NE(std::string::npos, log.find("\"protocol\":\"connect\"")) << log;
+  EXPECT_NE(std::string::npos, log.find("\"event\":\"net.allowed\"")) << log;
+  // The neighbour: a pinned name no rule allows is not even answered (NXDOMAIN from the stub), and connecting to
+  // an allowed name on a port its rule does not list is refused at connect time.
+  const std::string denied =
+      "import socket\n"
+      "try:\n  socket.getaddrinfo('denied.example', 80)\nexcept socket.gaierror as e: print('gaierror', e.errno == "
+      "socket.EAI_NONAME)\n"
+      "a = socket.getaddrinfo('port.example', 1, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]\n"
+      "s = socket.socket()\n"
+      "try:\n  s.connect((a, " + std::to_string(std::stoi(server.port()) == 65535 ? 1 : std::stoi(server.port()) + 1) +
+      "))\nexcept OSError as e: print(e.errno == 13)\n";
+  EXPECT_EQ("gaierror True\nTrue\n", python_in_sandbox(tcp_policy(dir, server.port()), denied));
+  EXPECT_EQ(1, server.accepted());
+}
+
+TEST(BrokerTcp, CurlWithoutTheProxy) {
+  HostTcpServer server("HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n");
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  const std::string policy = tcp_policy(dir, server.port());
+  SandboxRun run = run_sandboxed({"--policy", policy},
+                                 {"/usr/bin/curl", "-sS", "--noproxy", "*", "http://direct.example:" + server.port() + "/"});
+  EXPECT_EQ("ok\n", run.out) << run.err;
+  // The inspected name joins the relay: the request names the host, so it passes.
+  run = run_sandboxed({"--policy", policy},
+                      {"/usr/bin/curl", "-sS", "--noproxy", "*", "http://inspected.example:" + server.port() + "/"});
+  EXPECT_EQ("ok\n", run.out) << run.err;
+  EXPECT_EQ(2, server.accepted());
+}
+
+TEST(BrokerTcp, AnInspectedNameRefusesAnotherHostInside) {
+  HostTcpServer server("");
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  const std::string script =
+      "import socket\n"
+      "for host in ('inspected.example', 'other.example'):\n"
+      "  s = socket.create_connection(('inspected.example', " + server.port() + "))\n"
+      "  s.sendall(b'GET / HTTP/1.1\\r\\nHost: ' + host.encode() + b'\\r\\n\\r\\n')\n"
+      "  try:\n    print(host, s.recv(7))\n  except OSError as e:\n    print(host, e.errno)\n";
+  std::string out = python_in_sandbox(tcp_policy(dir, server.port()), script);
+  EXPECT_NE(std::string::npos, out.find("inspected.example b''")) << out;  // the server read it and closed
+  // The relay closes the other Host (an end of stream, or a reset) before a byte of it reaches the server.
+  EXPECT_TRUE(out.find("other.example b''") != std::string::npos || out.find("other.example 104") != std::string::npos)
+      << out;
+  EXPECT_NE(std::string::npos, server.received().find("Host: inspected.example")) << server.received();
+  EXPECT_EQ(std::string::npos, server.received().find("other.example")) << server.received();
+}
+
+TEST(BrokerTcp, NonBlockingConnectFastOpenAndIpv6) {
+  HostTcpServer server("nb\n");
+  HostTcpServer server6("v6\n", true);
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  const std::string script =
+      "import socket, select, errno\n"
+      "a = socket.getaddrinfo('direct.example', 0, socket.AF_INET)[0][4][0]\n"
+      "s = socket.socket(); s.setblocking(False)\n"
+      "rc = s.connect_ex((a, " + server.port() + "))\n"
+      "select.select([], [s], [], 5)\n"
+      "print(rc in (0, errno.EINPROGRESS), s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR), s.getblocking())\n"
+      "select.select([s], [], [], 5); print(s.recv(3))\n"
+      "t = socket.socket()\n"
+      "print(t.sendto(b'tfo-data', socket.MSG_FASTOPEN, (a, " + server.port() + ")), t.recv(3))\n";
+  std::string out = python_in_sandbox(tcp_policy(dir, server.port()), script);
+  EXPECT_EQ("True 0 False\nb'nb\\n'\n8 b'nb\\n'\n", out);
+  EXPECT_NE(std::string::npos, server.received().find("tfo-data")) << server.received();
+  if (!server6.ok()) GTEST_SKIP() << "IPv6 loopback unavailable on the host";
+  const std::string v6 =
+      "import socket\n"
+      "a = socket.getaddrinfo('v6.example', 0, socket.AF_INET6)[0][4][0]\n"
+      "s = socket.socket(socket.AF_INET6); s.connect((a, " + server6.port() + "))\n"
+      "print(a.startswith('fd6f:'), s.recv(3))\n";
+  EXPECT_EQ("True b'v6\\n'\n", python_in_sandbox(tcp_policy(dir, server.port()), v6));
+}
+
+TEST(BrokerTcp, UdpOutsideIsRefused) {
+  TempDir dir;
+  const std::string script =
+      "import socket\n"
+      "a = socket.getaddrinfo('direct.example', 0, socket.AF_INET)[0][4][0]\n"
+      "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+      "try:\n  u.connect((a, 5353))\nexcept OSError as e: print('udp', e.errno == 101)\n"
+      "d = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); d.connect(('127.0.0.1', 53)); print('dns ok')\n";
+  EXPECT_EQ("udp True\ndns ok\n", python_in_sandbox(tcp_policy(dir, "80"), script));
 }
 
 }  // namespace
