@@ -141,6 +141,15 @@ Status pass_listeners(const NetworkSpec& network, std::vector<std::string>* degr
     fds.push_back(fd.get());
     m.strings.push_back("dns-tcp");
   }
+  // The sandbox's network and user namespaces, for the connect broker (runtime/broker): the supervisor may not
+  // open them through /proc/<init>/ns (init is not dumpable), and needs them to tell the sandbox's sockets apart.
+  UniqueFd netns(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
+  UniqueFd userns(::open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC));
+  if (!netns || !userns) return Status::from_errno(errno, "open(/proc/self/ns/{net,user})");
+  fds.push_back(netns.get());
+  m.strings.push_back("ns-net");
+  fds.push_back(userns.get());
+  m.strings.push_back("ns-user");
   return send_message(g_control, control::encode(m), fds);  // init's copies close when `listeners`, `dns` go
 }
 

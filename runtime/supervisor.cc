@@ -149,6 +149,10 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
       listeners.push_back({std::move(fds[i]), protocol == "http" ? relay::Protocol::http : relay::Protocol::socks5});
     } else if (protocol == "dns-udp" || protocol == "dns-tcp") {
       (protocol == "dns-udp" ? dns_udp : dns_tcp).push_back(std::move(fds[i]));
+    } else if (protocol == "ns-net") {
+      sandbox_netns_ = std::move(fds[i]);
+    } else if (protocol == "ns-user") {
+      sandbox_userns_ = std::move(fds[i]);
     } else {
       return Status::error("sandbox init: a listener of unknown protocol `" + protocol + "`");
     }
@@ -190,11 +194,12 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
 Status SupervisedSandbox::start_broker() {
   broker::BrokerContext context;
   context.notify_fd = notifier_->fd();
-  context.init_pid = init_pid_;
   struct stat netns {};
-  const std::string ns_path = "/proc/" + std::to_string(init_pid_) + "/ns/net";
-  if (::stat(ns_path.c_str(), &netns) != 0) return Status::from_errno(errno, "stat(" + ns_path + ")");
+  if (!sandbox_netns_ || !sandbox_userns_) return Status::error("sandbox init sent no namespace fds");
+  if (::fstat(sandbox_netns_.get(), &netns) != 0) return Status::from_errno(errno, "fstat(sandbox netns)");
   context.sandbox_netns = netns.st_ino;
+  context.netns_fd = sandbox_netns_.get();
+  context.userns_fd = sandbox_userns_.get();
   // The sandbox's own tmpfs: its root, the scratch tmpfs (/tmp, the home, /dev/shm) and /dev.
   context.own_tmpfs = {"/", "/dev"};
   for (const auto& step : spec_.mounts) {

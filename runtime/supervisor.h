@@ -123,6 +123,8 @@ class SupervisedSandbox final : public Sandbox {
   SeccompReports seccomp_reports_;  // from the compiled program, for notifier_
   UniqueFd control_;
   UniqueFd init_pidfd_;
+  UniqueFd sandbox_netns_;   // from init: the sandbox's network and user namespaces (the connect broker's)
+  UniqueFd sandbox_userns_;
   pid_t init_pid_ = -1;
   int landlock_abi_ = 0;
   LayerFacts layer_facts_;  // the machine's layers when the sandbox started (policy/guarantees.h)

@@ -281,16 +281,17 @@ void Broker::start(Request& r) {
   }
 }
 
-bool Broker::own_tmpfs(dev_t dev) {
+bool Broker::own_tmpfs(const Caller& caller, dev_t dev) {
   if (!own_tmpfs_known_) {
+    // Through the caller's root (every process inside shares it; init's own is not the supervisor's to open).
+    auto root = caller.root();
+    if (!root) return false;  // asked again at the next connect
     own_tmpfs_known_ = true;
-    UniqueFd root(::open(("/proc/" + std::to_string(ctx_.init_pid) + "/root").c_str(),
-                         O_PATH | O_DIRECTORY | O_CLOEXEC));
     for (const auto& path : ctx_.own_tmpfs) {
       open_how how{};
       how.flags = O_PATH | O_CLOEXEC;
       how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
-      UniqueFd fd(sys::openat2(root.get(), path.c_str(), &how));
+      UniqueFd fd(sys::openat2(root->get(), path.c_str(), &how));
       struct stat st {};
       if (fd && ::fstat(fd.get(), &st) == 0) own_tmpfs_devs_.push_back(st.st_dev);
     }
@@ -300,7 +301,7 @@ bool Broker::own_tmpfs(dev_t dev) {
 
 bool Broker::bound_inside(const struct stat& st) {
   if (!sandbox_sockets_ && !sandbox_sockets_failed_) {
-    auto opened = SandboxUnixSockets::open(ctx_.init_pid);
+    auto opened = SandboxUnixSockets::open(ctx_.userns_fd, ctx_.netns_fd);
     if (opened) {
       sandbox_sockets_.emplace(std::move(*opened));
     } else {
@@ -338,7 +339,7 @@ void Broker::start_unix(Request& r) {
   InodeId inode{target->st.st_dev, target->st.st_ino};
   auto allowed = allowed_unix_inodes(ctx_.spec->unix_sockets);
   bool listed = std::find(allowed.begin(), allowed.end(), inode) != allowed.end();
-  if (!listed && !own_tmpfs(inode.dev) && !bound_inside(target->st)) {
+  if (!listed && !own_tmpfs(*r.caller, inode.dev) && !bound_inside(target->st)) {
     deny(r, "unix", target->where, 0, "a socket outside the sandbox's own files that network.unix does not list",
          "network.unix", EACCES);
     return;

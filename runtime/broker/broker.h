@@ -38,6 +38,7 @@
 #include "base/unique_fd.h"
 #include "policy/net_rules.h"
 #include "policy/sandbox_spec.h"
+#include "runtime/broker/caller.h"
 #include "runtime/broker/sandbox_unix_sockets.h"
 #include "runtime/broker/unix_target.h"
 #include "runtime/events.h"
@@ -52,7 +53,8 @@ struct BrokerContext {
   relay::EventLoop* loop = nullptr;
   int notify_fd = -1;
   ino_t sandbox_netns = 0;  // the inode of the sandbox's network namespace
-  pid_t init_pid = -1;      // for the sandbox's own tmpfs mounts
+  int netns_fd = -1;        // that namespace and its user namespace (owned by the supervisor; outlive the broker)
+  int userns_fd = -1;
   std::vector<std::string> own_tmpfs;  // their paths inside (the root, /tmp, ...)
   bool landlock_tcp = false;           // Landlock limits TCP ports inside: loopback connects keep its rules
   std::vector<uint16_t> loopback_tcp_ports;  // the ports Landlock lets the sandbox connect to
@@ -102,7 +104,7 @@ class Broker {
   void respond(Request& r, int64_t value, int err);
   void deny(Request& r, std::string_view protocol, std::string_view host, uint16_t port, std::string_view reason,
             std::string_view rule, int err);
-  bool own_tmpfs(dev_t dev);
+  bool own_tmpfs(const Caller& caller, dev_t dev);
   // Bound by a socket of the sandbox's own network namespace (sandbox_unix_sockets.h).
   bool bound_inside(const struct stat& st);
 

@@ -44,19 +44,15 @@ namespace {
 
 }  // namespace
 
-Result<SandboxUnixSockets> SandboxUnixSockets::open(pid_t init_pid) {
-  const std::string ns = "/proc/" + std::to_string(init_pid) + "/ns/";
-  UniqueFd userns(::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
-  if (!userns) return Status::from_errno(errno, "open(" + ns + "user)");
-  UniqueFd netns(::open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC));
-  if (!netns) return Status::from_errno(errno, "open(" + ns + "net)");
+Result<SandboxUnixSockets> SandboxUnixSockets::open(int userns, int netns) {
+  if (userns < 0 || netns < 0) return Status::error("sock_diag: no namespace fds");
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) return Status::from_errno(errno, "socketpair");
   UniqueFd ours(pair[0]);
   UniqueFd theirs(pair[1]);
   pid_t child = ::fork();
   if (child < 0) return Status::from_errno(errno, "fork");
-  if (child == 0) make_socket_in(userns.get(), netns.get(), theirs.get());
+  if (child == 0) make_socket_in(userns, netns, theirs.get());
   theirs.reset();
   int err = 0;
   char control[CMSG_SPACE(sizeof(int))] = {};

@@ -11,9 +11,9 @@ namespace oishell::broker {
 
 class SandboxUnixSockets {
  public:
-  // A sock_diag socket in the network namespace of `init_pid`: made by a short-lived child that joins the
-  // sandbox's user namespace (the supervisor owns it) and then its network namespace.
-  static Result<SandboxUnixSockets> open(pid_t init_pid);
+  // A sock_diag socket in the sandbox's network namespace: made by a short-lived child that joins the sandbox's
+  // user namespace (the supervisor owns it) and then its network namespace (fds from sandbox init).
+  static Result<SandboxUnixSockets> open(int userns_fd, int netns_fd);
   // Whether a unix socket of the sandbox's namespace is bound to the file (dev, ino).
   Result<bool> bound_here(dev_t dev, ino_t ino) const;
 

@@ -1,5 +1,6 @@
 // Network actions: TCP to loopback, unix sockets by path and abstract name.
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -177,34 +178,53 @@ OI_PROBE("unix_rewrite_race", "PATH OTHER N  (a connect whose sockaddr changes w
 }
 
 // N threads each connect to 127.0.0.1:PORT at once (through the broker); prints "ok" when all succeeded, else the
-// first errno seen and how many failed.
-OI_PROBE("parallel_connect_tcp", "PORT N") {
-  if (args.size() != 2) return 2;
-  const uint16_t port = static_cast<uint16_t>(std::stoi(args[0]));
-  const int n = std::stoi(args[1]);
+// first errno seen and how many failed. Small stacks: under an RLIMIT_AS memory limit (no cgroup), 1,000 default
+// 8 MiB stacks would not fit.
+namespace {
+struct ParallelConnect {
+  uint16_t port = 0;
   std::atomic<int> failed{0};
   std::atomic<int> first_errno{0};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < n; ++i) {
-    threads.emplace_back([&] {
-      int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      sockaddr_in addr{};
-      addr.sin_family = AF_INET;
-      addr.sin_port = htons(port);
-      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        int expected = 0;
-        first_errno.compare_exchange_strong(expected, errno);
-        ++failed;
-      }
-      if (fd >= 0) ::close(fd);
-    });
+};
+void* connect_once(void* arg) {
+  auto* p = static_cast<ParallelConnect*>(arg);
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(p->port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    int expected = 0;
+    p->first_errno.compare_exchange_strong(expected, errno);
+    ++p->failed;
   }
-  for (auto& t : threads) t.join();
-  if (failed == 0) {
+  if (fd >= 0) ::close(fd);
+  return nullptr;
+}
+}  // namespace
+
+OI_PROBE("parallel_connect_tcp", "PORT N") {
+  if (args.size() != 2) return 2;
+  ParallelConnect p;
+  p.port = static_cast<uint16_t>(std::stoi(args[0]));
+  const int n = std::stoi(args[1]);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  std::vector<pthread_t> threads;
+  for (int i = 0; i < n; ++i) {
+    pthread_t t;
+    if (pthread_create(&t, &attr, connect_once, &p) != 0) {
+      std::printf("pthread_create failed after %d threads\n", i);
+      return 0;
+    }
+    threads.push_back(t);
+  }
+  for (pthread_t t : threads) pthread_join(t, nullptr);
+  if (p.failed == 0) {
     std::puts("ok");
   } else {
-    std::printf("%s x%d\n", strerrorname_np(first_errno.load()), failed.load());
+    std::printf("%s x%d\n", strerrorname_np(p.first_errno.load()), p.failed.load());
   }
   return 0;
 }
