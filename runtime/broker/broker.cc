@@ -5,6 +5,7 @@
 #include <linux/openat2.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -528,6 +529,12 @@ void Broker::try_next_candidate(Request& r) {
     }
     r.own = std::move(fd);
     r.wait = Request::Wait::own_socket;
+    // A near destination (loopback, the LAN) has often answered by now: no trip through the loop.
+    pollfd ready{r.own.get(), POLLOUT, 0};
+    if (::poll(&ready, 1, 0) == 1) {
+      on_writable(r);
+      return;
+    }
     wait_writable(r, r.own.get());
     return;
   }
@@ -566,7 +573,7 @@ void Broker::on_writable(Request& r) {
     return;
   }
   if (r.wait != Request::Wait::own_socket) return;
-  ctx_.loop->remove(r.registered);
+  if (r.registered >= 0) ctx_.loop->remove(r.registered);
   r.registered = -1;
   r.wait = Request::Wait::none;
   if (err != 0) {
