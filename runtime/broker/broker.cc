@@ -84,6 +84,8 @@ socklen_t to_sockaddr(const IpAddress& ip, uint16_t port, int family, sockaddr_s
   return sizeof(sockaddr_in6);
 }
 
+// "127.0.0.1:40000", as the relay's accept sees the peer: an IPv4-mapped address of an IPv6 socket arrives at the
+// IPv4 listener as that IPv4 address.
 std::string endpoint_text(const sockaddr_storage& ss) {
   char host[INET6_ADDRSTRLEN] = "?";
   uint16_t port = 0;
@@ -93,7 +95,11 @@ std::string endpoint_text(const sockaddr_storage& ss) {
     port = ntohs(sin->sin_port);
   } else if (ss.ss_family == AF_INET6) {
     const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-    inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof host);
+    if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+      inet_ntop(AF_INET, &sin6->sin6_addr.s6_addr[12], host, sizeof host);
+    } else {
+      inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof host);
+    }
     port = ntohs(sin6->sin6_port);
   }
   return std::string(host) + ":" + std::to_string(port);

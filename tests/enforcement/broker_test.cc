@@ -327,6 +327,22 @@ TEST(BrokerTcp, AnInspectedNameRefusesAnotherHostInside) {
   EXPECT_EQ(std::string::npos, server.received().find("other.example")) << server.received();
 }
 
+// An IPv6 socket connecting to the IPv4-mapped form of an inspected name's address joins the relay as an IPv4
+// socket does.
+TEST(BrokerTcp, AnIpv6SocketToAMappedAddressJoinsTheRelay) {
+  HostTcpServer server("");
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  const std::string script =
+      "import socket\n"
+      "a = socket.getaddrinfo('inspected.example', 0, socket.AF_INET)[0][4][0]\n"
+      "s = socket.socket(socket.AF_INET6); s.connect(('::ffff:' + a, " + server.port() + "))\n"
+      "s.sendall(b'GET / HTTP/1.1\\r\\nHost: inspected.example\\r\\n\\r\\n')\n"
+      "print(s.recv(5))\n";
+  EXPECT_EQ("b''\n", python_in_sandbox(tcp_policy(dir, server.port()), script));
+  EXPECT_NE(std::string::npos, server.received().find("Host: inspected.example")) << server.received();
+}
+
 TEST(BrokerTcp, NonBlockingConnectFastOpenAndIpv6) {
   HostTcpServer server("nb\n");
   HostTcpServer server6("v6\n", true);
