@@ -210,6 +210,7 @@ Status SupervisedSandbox::start_broker() {
   context.landlock_tcp = landlock_abi_ >= 4;
   context.loopback_tcp_ports = spec_.landlock.tcp_connect_ports;
   OI_TRY(relay_->start_broker(std::move(context)));
+  broker_started_ = true;
   notifier_->set_broker([this](const seccomp_notif& notification) {
     relay_->broker_submit(notification);
     if (!relay_serving_) on_relay_activity();

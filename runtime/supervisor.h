@@ -150,6 +150,8 @@ class SupervisedSandbox final : public Sandbox {
   bool monitor_on_caller_ = false;
   bool notifier_ok_ = false;
   bool relay_serving_ = false;  // the relay's thread runs (after the first connection)
+  bool broker_started_ = false;
+  bool notifications_on_relay_ = false;  // the relay's thread reads the seccomp listener, not the monitor
   std::thread monitor_thread_;
   std::mutex send_mutex_;
   std::mutex mutex_;

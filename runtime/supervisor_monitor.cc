@@ -78,7 +78,7 @@ bool SupervisedSandbox::monitor_step() {
   }
   std::vector<pollfd> fds = {{wake_.get(), POLLIN, 0},
                              {init_gone ? -1 : control_.get(), POLLIN, 0},
-                             {notifier_ok_ ? notifier_->fd() : -1, POLLIN, 0},
+                             {notifier_ok_ && !notifications_on_relay_ ? notifier_->fd() : -1, POLLIN, 0},
                              {signals_ ? signals_.get() : -1, POLLIN, 0},
                              {relay_ && !relay_serving_ ? relay_->activity_fd() : -1, POLLIN, 0}};
   constexpr size_t kOwn = 5;
@@ -113,9 +113,17 @@ bool SupervisedSandbox::monitor_step() {
 // hanging.
 void SupervisedSandbox::on_relay_activity() {
   relay_serving_ = true;
+  // From now on the relay's thread reads the seccomp listener (denials and brokered calls): a brokered connect
+  // then reaches the broker without waking this thread first.
+  if (notifier_ok_ && broker_started_ &&
+      relay_->watch_notifications(notifier_->fd(), [this] { return notifier_->handle_ready().is_ok(); }).is_ok()) {
+    notifications_on_relay_ = true;
+  }
   if (Status started = relay_->serve(); !started.is_ok()) {
     events_.emit({{"event", "net.error"}, {"host", ""}, {"port", 0}, {"reason", "relay: " + started.message()}});
-    relay_->stop();
+    relay_->stop();  // refuses what it had queued; later brokered calls are refused by the notifier (no handler)
+    notifications_on_relay_ = false;  // the monitor reads the listener again
+    notifier_->set_broker(nullptr);
   }
 }
 

@@ -67,15 +67,16 @@ Result<UniqueFd> Caller::take_fd(int fd) const {
 }
 
 Result<bool> Caller::fd_cloexec(int fd) const {
-  std::ifstream info(proc_path(tid_, ("fdinfo/" + std::to_string(fd)).c_str()));
-  std::string line;
-  while (std::getline(info, line)) {
-    if (line.rfind("flags:", 0) == 0) {
-      unsigned long flags = std::strtoul(line.c_str() + 6, nullptr, 8);
-      return (flags & O_CLOEXEC) != 0;
-    }
-  }
-  return Status::from_errno(ENOENT, "reading " + proc_path(tid_, "fdinfo"));
+  const std::string path = proc_path(tid_, ("fdinfo/" + std::to_string(fd)).c_str());
+  UniqueFd info(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!info) return Status::from_errno(errno, "open(" + path + ")");
+  char buf[512];
+  ssize_t n = ::read(info.get(), buf, sizeof buf - 1);
+  if (n <= 0) return Status::from_errno(n < 0 ? errno : ENODATA, "read(" + path + ")");
+  buf[n] = '\0';
+  const char* flags = std::strstr(buf, "flags:");
+  if (flags == nullptr) return Status::from_errno(ENODATA, "no flags in " + path);
+  return (std::strtoul(flags + 6, nullptr, 8) & O_CLOEXEC) != 0;
 }
 
 Result<std::string> Caller::cwd() const {

@@ -36,6 +36,7 @@ namespace oishell::relay {
 namespace {
 
 constexpr uint64_t kListenerTagBit = uint64_t{1} << 63;
+constexpr uint64_t kNotifyTag = ~uint64_t{0} - 1;  // the seccomp listener (watch_notifications)
 constexpr int kMaxEvents = 256;
 constexpr int kAcceptBurst = 64;
 
@@ -115,7 +116,19 @@ class RelayImpl final : public Relay {
     return Status::ok();
   }
 
+  Status watch_notifications(int fd, std::function<bool()> ready) override {
+    if (thread_.joinable() || notify_ready_) return Status::error("relay: watch_notifications() after serve() or twice");
+    OI_TRY_CTX(loop_.add(fd, EPOLLIN, kNotifyTag), "relay: seccomp listener");
+    notify_watched_fd_ = fd;
+    notify_ready_ = std::move(ready);
+    return Status::ok();
+  }
+
   void broker_submit(const seccomp_notif& notification) override {
+    if (broker_ && std::this_thread::get_id() == loop_thread_) {
+      broker_->submit(notification);  // read on this loop (watch_notifications): no queue, no wake-up
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(answers_mu_);
       submitted_.push_back(notification);
@@ -159,7 +172,10 @@ class RelayImpl final : public Relay {
   Status serve() override {
     if (thread_.joinable() || stopped_) return Status::error("relay: serve() called twice");
     if (listeners_.empty() && !broker_) return Status::error("relay: serve() with neither listeners nor a broker");
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+      loop_thread_ = std::this_thread::get_id();
+      run();
+    });
     pthread_setname_np(thread_.native_handle(), "oishell-relay");
     return Status::ok();
   }
@@ -231,6 +247,12 @@ class RelayImpl final : public Relay {
   void dispatch(uint64_t tag, uint32_t events) {
     if (tag == EventLoop::kWakeTag) {
       loop_.drain_wake();
+    } else if (tag == kNotifyTag) {
+      // Level-triggered: one notification per call, the rest at the next wait.
+      if (notify_ready_ && !notify_ready_()) {
+        loop_.remove(notify_watched_fd_);
+        notify_ready_ = nullptr;
+      }
     } else if (tag & kListenerTagBit) {
       accept_from(tag & ~kListenerTagBit);
     } else if (broker::DnsStub::owns(tag)) {
@@ -391,6 +413,9 @@ class RelayImpl final : public Relay {
   std::vector<std::function<void()>> later_;  // callbacks to run on the loop after the current event
   std::vector<seccomp_notif> submitted_;      // from broker_submit(), with answers_mu_
   int notify_fd_for_refusals_ = -1;
+  int notify_watched_fd_ = -1;
+  std::atomic<std::thread::id> loop_thread_{};  // the relay's thread, once it runs
+  std::function<bool()> notify_ready_;  // watch_notifications()
   std::unique_ptr<broker::DnsStub> dns_;  // serve_dns()
   broker::NameMap* names_ = nullptr;      // serve_dns(): the stub's synthetic addresses
   AskHandler ask_handler_;

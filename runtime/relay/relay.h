@@ -77,6 +77,10 @@ class Relay {
   virtual Status start_broker(broker::BrokerContext context) = 0;
   // A notification of a brokered call, from any thread (queued for the loop). Without a broker: EACCES.
   virtual void broker_submit(const seccomp_notif& notification) = 0;
+  // Before serve(): the loop also watches the seccomp listener `fd` and calls `ready` when it is readable, so that
+  // a brokered call reaches the broker without a second thread's wake-up. `ready` returns false when the fd is
+  // broken (it is then dropped). Whoever polled the fd before must stop: one reader at a time.
+  virtual Status watch_notifications(int fd, std::function<bool()> ready) = 0;
   // Stops the thread and closes every connection. Idempotent; the destructor calls it.
   virtual void stop() = 0;
 };

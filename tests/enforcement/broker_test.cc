@@ -57,6 +57,12 @@ class HostUnixServer {
   }
   bool ok() const { return ok_; }
   int accepted() const { return accepted_; }
+  // Waits (up to 5 s) until the server thread has taken `n` connections: a client's connect returns before the
+  // server's accept does.
+  int wait_accepted(int n) const {
+    for (int i = 0; i < 500 && accepted_ < n; ++i) ::usleep(10'000);
+    return accepted_;
+  }
 
  private:
   UniqueFd fd_;
@@ -75,7 +81,7 @@ TEST(BrokerUnix, HostSocketGivenReadOnlyIsRefusedWithAnEvent) {
   HostUnixServer host(path, 'D');
   ASSERT_TRUE(host.ok());
   ASSERT_EQ("ok", probe_on_host({"connect_unix", path}));
-  const int accepted_before = host.accepted();
+  const int accepted_before = host.wait_accepted(1);
   const std::string events = w.path("events.jsonl");
   SandboxRun run = run_sandboxed(w.args({"--ro", path, "--events", events}), {probe_bin(), "connect_unix", path});
   EXPECT_EQ("EACCES\n", run.out) << run.err;
@@ -98,7 +104,7 @@ TEST(BrokerUnix, ListedSocketIsConnectableAndItsNeighbourIsNot) {
   ASSERT_TRUE(other_server.ok());
   // --unix is network.unix on the command line; in a policy file the same list is `network: {unix: [...]}`.
   EXPECT_EQ("ok", w.probe({"connect_unix", listed}, {"--ro", w.outside(), "--unix", listed}));
-  EXPECT_EQ(1, listed_server.accepted());
+  EXPECT_EQ(1, listed_server.wait_accepted(1));
   EXPECT_EQ("EACCES", w.probe({"connect_unix", other}, {"--ro", w.outside(), "--unix", listed}));
   EXPECT_EQ(0, other_server.accepted());
   // Listed in a policy file, reached through a symlink inside: decided by the inode, not the name.
@@ -109,7 +115,7 @@ TEST(BrokerUnix, ListedSocketIsConnectableAndItsNeighbourIsNot) {
   SandboxRun run = run_sandboxed({"--policy", policy, "--workspace", w.ws(), "--ro", w.outside()},
                                  {probe_bin(), "connect_unix", "link.sock"});
   EXPECT_EQ("ok\n", run.out) << run.err;
-  EXPECT_EQ(2, listed_server.accepted());
+  EXPECT_EQ(2, listed_server.wait_accepted(2));
 }
 
 TEST(BrokerUnix, HostServiceSocketInTheWorkspaceIsRefused) {
@@ -146,7 +152,7 @@ TEST(BrokerUnix, RewritingTheAddressDuringTheCallNeverReachesTheOtherSocket) {
   HostUnixServer host(other, 'D');
   ASSERT_TRUE(host.ok());
   ASSERT_EQ("ok", probe_on_host({"connect_unix", other}));  // the other socket is live: reaching it would show
-  const int accepted_before = host.accepted();
+  const int accepted_before = host.wait_accepted(1);
   std::string out = w.probe({"unix_rewrite_race", mine, other, "400"}, {"--rw", w.path("d0"), "--ro", w.path("d1")});
   ASSERT_TRUE(out.starts_with("ok ")) << out;
   // Both outcomes happened (the race was real): some connects read the other path and were refused.
@@ -228,6 +234,11 @@ class HostTcpServer {
     std::lock_guard lock(mu_);
     return received_;
   }
+  // What was received once `needle` is in it, or after 3 s (the server thread records after the client is done).
+  std::string received_with(const std::string& needle) {
+    for (int i = 0; i < 300 && received().find(needle) == std::string::npos; ++i) ::usleep(10'000);
+    return received();
+  }
 
  private:
   UniqueFd fd_;
@@ -275,7 +286,7 @@ TEST(BrokerTcp, AProxyIgnoringClientReachesAnAllowedNameKernelToKernel) {
   // The peer is the host's own address: the socket is the supervisor's, installed in the caller (no relay).
   EXPECT_EQ("hello 127.0.0.1\n", python_in_sandbox(tcp_policy(dir, server.port()), script, events));
   EXPECT_EQ(1, server.accepted());
-  EXPECT_EQ("ping", server.received());
+  EXPECT_EQ("ping", server.received_with("ping"));
   const std::string log = SandboxWorkspace::read(events);
   EXPECT_NE(std::string::npos, log.find("\"protocol\":\"connect\"")) << log;
   EXPECT_NE(std::string::npos, log.find("\"event\":\"net.allowed\"")) << log;
@@ -323,8 +334,9 @@ TEST(BrokerTcp, AnInspectedNameRefusesAnotherHostInside) {
   // The relay closes the other Host (an end of stream, or a reset) before a byte of it reaches the server.
   EXPECT_TRUE(out.find("other.example b''") != std::string::npos || out.find("other.example 104") != std::string::npos)
       << out;
-  EXPECT_NE(std::string::npos, server.received().find("Host: inspected.example")) << server.received();
-  EXPECT_EQ(std::string::npos, server.received().find("other.example")) << server.received();
+  const std::string received = server.received_with("Host: inspected.example");
+  EXPECT_NE(std::string::npos, received.find("Host: inspected.example")) << received;
+  EXPECT_EQ(std::string::npos, received.find("other.example")) << received;
 }
 
 // An IPv6 socket connecting to the IPv4-mapped form of an inspected name's address joins the relay as an IPv4
@@ -340,7 +352,8 @@ TEST(BrokerTcp, AnIpv6SocketToAMappedAddressJoinsTheRelay) {
       "s.sendall(b'GET / HTTP/1.1\\r\\nHost: inspected.example\\r\\n\\r\\n')\n"
       "print(s.recv(5))\n";
   EXPECT_EQ("b''\n", python_in_sandbox(tcp_policy(dir, server.port()), script));
-  EXPECT_NE(std::string::npos, server.received().find("Host: inspected.example")) << server.received();
+  EXPECT_NE(std::string::npos, server.received_with("Host: inspected.example").find("Host: inspected.example"))
+      << server.received();
 }
 
 TEST(BrokerTcp, NonBlockingConnectFastOpenAndIpv6) {
@@ -360,7 +373,7 @@ TEST(BrokerTcp, NonBlockingConnectFastOpenAndIpv6) {
       "print(t.sendto(b'tfo-data', socket.MSG_FASTOPEN, (a, " + server.port() + ")), t.recv(3))\n";
   std::string out = python_in_sandbox(tcp_policy(dir, server.port()), script);
   EXPECT_EQ("True 0 False\nb'nb\\n'\n8 b'nb\\n'\n", out);
-  EXPECT_NE(std::string::npos, server.received().find("tfo-data")) << server.received();
+  EXPECT_NE(std::string::npos, server.received_with("tfo-data").find("tfo-data")) << server.received();
   if (!server6.ok()) GTEST_SKIP() << "IPv6 loopback unavailable on the host";
   const std::string v6 =
       "import socket\n"
