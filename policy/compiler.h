@@ -25,7 +25,7 @@ const std::vector<std::string>& system_dirs();
 // Every seccomp deny set of the default level, in order; strict adds "strict_extras".
 const std::vector<std::string>& default_deny_sets();
 // The seccomp part of a compiled policy before its allow_syscalls: the deny sets of `level`, without `namespaces`
-// when nested namespaces are allowed. The build precompiles these (runtime/seccomp_prebuilt.h).
+// when nested namespaces are allowed. The build precompiles these (runtime/inside/seccomp_prebuilt.h).
 SeccompSpec seccomp_spec(SeccompLevel level, bool nested_namespaces);
 
 }  // namespace oishell::policy

@@ -11,7 +11,7 @@
 namespace oishell::policy {
 
 // Sections "Files", "Network", "Processes", "Limits", "Environment"; one sentence per line. With `layers` (this
-// machine's, runtime/layer_facts.h), a "Guarantees" section says which layers hold each guarantee here.
+// machine's, runtime/outside/layer_facts.h), a "Guarantees" section says which layers hold each guarantee here.
 std::string explain(const Policy& policy, const SandboxSpec& spec, const LayerFacts* layers = nullptr);
 
 struct SpecDiff {

@@ -303,7 +303,7 @@ Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Dia
 
   // Git: the workspace's `.git` (a directory, a `gitdir:` file or a link) and the git directories it leads to
   // (the worktree's own and the common one), where they are writable: read-only whole, or in commit mode what
-  // git executes or obeys. Repositories made or changed elsewhere are the repo guard's (runtime/repo_guard.h).
+  // git executes or obeys. Repositories made or changed elsewhere are the repo guard's (runtime/outside/repo_guard.h).
   auto protect_git_dir = [&](const std::string& git_dir) {
     if (in.git == GitMode::read_only) {
       add_protect(git_dir);

@@ -18,7 +18,7 @@ struct MountStep {
     bind_ro,   // host `source` bound read-only at `target`
     bind_rw,   // host `source` bound read-write at `target`
     tmpfs,     // an empty directory of the sandbox's one scratch tmpfs at `target` (mode 0755; /tmp 01777); /tmp,
-               // the home and /dev/shm share that tmpfs, 3/4 of the memory limit (runtime/mount_plan.h)
+               // the home and /dev/shm share that tmpfs, 3/4 of the memory limit (runtime/inside/mount_plan.h)
     proc,      // fresh procfs of the sandbox's pid namespace at `target`
     dev,       // minimal /dev at `target`: null zero full random urandom tty, devpts (ptmx), shm
     hide,      // `target` made absent: an empty read-only tmpfs on a dir, /dev/null-less empty file on a file
@@ -26,21 +26,21 @@ struct MountStep {
     symlink,   // a symlink at `target` whose contents are `source` (e.g. /bin -> usr/bin on merged-/usr hosts)
     file,      // a read-only file of the sandbox's own holding `source` (the text), bound over `target`: an existing
                // file, or a symlink, which is covered and not followed (e.g. /etc/resolv.conf -> ../run/...);
-               // a missing target is skipped when `optional`, otherwise an error (runtime/mount_plan.cc)
+               // a missing target is skipped when `optional`, otherwise an error (runtime/inside/mount_plan.cc)
   };
   Kind kind = Kind::bind_ro;
   std::string source;     // host path (bind kinds); the link's contents (symlink); empty otherwise
   std::string target;     // path inside the sandbox
   bool optional = false;  // a missing source is skipped (system dirs like /lib64), otherwise an error
   bool system = false;    // a system directory (policy/compiler.h system_dirs()): for a root caller, never id-mapped,
-                          // so root-only files in it stay unreadable inside (runtime/idmapped_binds.h)
+                          // so root-only files in it stay unreadable inside (runtime/outside/idmapped_binds.h)
 };
 
-// Landlock filesystem rights, by intent; runtime/landlock maps them to the ABI's bits.
+// Landlock filesystem rights, by intent; runtime/inside/landlock maps them to the ABI's bits.
 enum class FsAccess {
   read,        // read files, list dirs
   read_exec,   // read + execute
-  write,       // read_exec + write + create + remove + rename (refer) + truncate; not ioctl_dev (runtime/landlock.cc)
+  write,       // read_exec + write + create + remove + rename (refer) + truncate; not ioctl_dev (runtime/inside/landlock.cc)
   dev,         // read + write + truncate + ioctl_dev + regular files made/removed (/dev/shm), for /dev; no exec
 };
 
@@ -54,7 +54,7 @@ struct LandlockSpec {
   // start; false: best effort, report what is lost. Landlock's own missing rights are never an error by themselves.
   bool required = true;
   // The highest Landlock ABI asked of the kernel: set by the supervisor from OISHELL_LANDLOCK_ABI in its own
-  // environment (runtime/landlock.h); -1: whatever the kernel offers.
+  // environment (runtime/inside/landlock.h); -1: whatever the kernel offers.
   int abi_limit = -1;
   std::vector<LandlockPathRule> paths;
   std::vector<uint16_t> tcp_connect_ports;  // the relay's ports (3128, 1080) in proxy mode; empty = no connect
@@ -70,7 +70,7 @@ struct SeccompSpec {
   // Deny sets by purpose, e.g. "mount_and_pivot", "namespaces", "kernel_modules", "kexec", "keyring",
   // "bpf_and_perf", "tracing", "userfaultfd", "io_uring", "handles", "terminal_injection", "sockets",
   // "clock_and_admin", "setid_files", "personality"; strict adds "strict_extras". Names are defined in
-  // runtime/seccomp_sets.
+  // runtime/inside/seccomp_sets.
   std::vector<std::string> deny_sets;
   std::vector<std::string> allow_syscalls;  // removed from the deny sets
   bool nested_namespaces = false;
@@ -112,7 +112,7 @@ struct LimitsSpec {
 enum class HomeMode { tmpfs, workspace, none };
 
 // The workspace's git metadata inside. Whatever the mode, repositories created or changed during the run are
-// neutralised before the host's git can read them (runtime/repo_guard.h).
+// neutralised before the host's git can read them (runtime/outside/repo_guard.h).
 enum class GitMode {
   read_only,  // `.git` (directory or file, and the git dir it names when that is writable) bound read-only
   commit,     // objects, refs, logs, index, HEAD writable; what git executes or obeys (config, hooks, info,

@@ -62,7 +62,7 @@ std::string encode_init_spec(const SandboxSpec& spec) {
   w.u16(spec.network.http_proxy_port);
   w.u16(spec.network.socks_proxy_port);
   w.u16(spec.network.dns_port);
-  w.u64(spec.limits.memory_bytes.value_or(0));  // sizes the scratch tmpfs (runtime/mount_plan.cc)
+  w.u64(spec.limits.memory_bytes.value_or(0));  // sizes the scratch tmpfs (runtime/inside/mount_plan.cc)
   return w.take();
 }
 

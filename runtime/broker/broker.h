@@ -41,7 +41,7 @@
 #include "runtime/broker/caller.h"
 #include "runtime/broker/sandbox_unix_sockets.h"
 #include "runtime/broker/unix_target.h"
-#include "runtime/events.h"
+#include "runtime/outside/events.h"
 #include "runtime/relay/event_loop.h"
 
 namespace oishell::broker {
@@ -79,7 +79,7 @@ class Broker {
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
-  // A notification of a brokered call (runtime/seccomp_sets broker_rules), on the loop thread.
+  // A notification of a brokered call (runtime/inside/seccomp_sets broker_rules), on the loop thread.
   void submit(const seccomp_notif& notification);
   static bool owns(uint64_t tag) { return (tag >> 60) == 1; }  // bit 60 alone (61: DNS, 62: c-ares, 63: listeners)
   void on_event(uint64_t tag, uint32_t events);

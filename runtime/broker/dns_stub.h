@@ -1,6 +1,6 @@
 #pragma once
 // The sandbox's DNS stub: UDP and TCP sockets on 127.0.0.1 and ::1 inside the sandbox (opened by sandbox init,
-// runtime/netns.h), served outside on the relay's event loop. It answers from the policy, never with a real
+// runtime/inside/netns.h), served outside on the relay's event loop. It answers from the policy, never with a real
 // address and never asking upstream for a name the sandbox may not reach (docs/network.md, "DNS inside the
 // sandbox"):
 //   deny  -> NXDOMAIN and a `net.denied` event (protocol "dns", port 0); no upstream query;
@@ -30,7 +30,7 @@
 #include "policy/sandbox_spec.h"
 #include "runtime/broker/dns_message.h"
 #include "runtime/broker/name_map.h"
-#include "runtime/events.h"
+#include "runtime/outside/events.h"
 #include "runtime/relay/event_loop.h"
 
 namespace oishell::broker {

@@ -4,7 +4,7 @@
 // Writes block when the client does not read: that is the back-pressure that slows a flooding executor down.
 #include <mutex>
 
-#include "runtime/events.h"
+#include "runtime/outside/events.h"
 
 namespace oishell::executors {
 

@@ -17,10 +17,10 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/events.h"
+#include "runtime/outside/events.h"
 #include "runtime/executors/language.h"
 #include "runtime/executors/protocol.h"
-#include "runtime/sandbox.h"
+#include "runtime/outside/sandbox.h"
 
 namespace oishell::executors {
 

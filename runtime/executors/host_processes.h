@@ -9,7 +9,7 @@
 #include <map>
 #include <memory>
 
-#include "runtime/sandbox.h"
+#include "runtime/outside/sandbox.h"
 
 namespace oishell::executors {
 

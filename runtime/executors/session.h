@@ -12,7 +12,7 @@
 #include "runtime/executors/event_writer.h"
 #include "runtime/executors/executor.h"
 #include "runtime/executors/language.h"
-#include "runtime/sandbox.h"
+#include "runtime/outside/sandbox.h"
 
 namespace oishell::executors {
 

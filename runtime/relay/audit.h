@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "runtime/events.h"
+#include "runtime/outside/events.h"
 
 namespace oishell::relay {
 

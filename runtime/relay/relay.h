@@ -11,7 +11,7 @@
 #include "base/status.h"
 #include "base/unique_fd.h"
 #include "policy/sandbox_spec.h"
-#include "runtime/events.h"
+#include "runtime/outside/events.h"
 
 struct seccomp_notif;
 namespace oishell::broker {

@@ -1,7 +1,7 @@
 #pragma once
 // A system call without libc: the result or -errno, and errno untouched. For code that runs where libc's
 // thread state is not its own (the cgroup janitor shares the supervisor's address space and thread pointer).
-// x86_64 only, like the rest of the sandbox (runtime/seccomp.cc refuses other architectures).
+// x86_64 only, like the rest of the sandbox (runtime/inside/seccomp.cc refuses other architectures).
 namespace oishell::sys {
 
 [[gnu::always_inline]] inline long raw_syscall(long number, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0,

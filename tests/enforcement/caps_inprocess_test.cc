@@ -17,7 +17,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/caps.h"
+#include "runtime/inside/caps.h"
 #include "seal_child.h"
 
 namespace oishell::test {

@@ -1,7 +1,7 @@
 // Nothing outlives a sandbox, whenever it is killed: `oishell run --memory 256MiB -- sleep 5` is SIGKILLed at
 // moments spread over its first 50 ms, again and again, and no cgroup it made (`oishell-<pid>-<n>`) may remain in
 // any hierarchy (v1 memory and pids, v2) once every process it started is gone. The cgroup janitor removes them
-// (runtime/cgroup_janitor.h); without it, or with a moment where a cgroup exists that the janitor does not know,
+// (runtime/outside/cgroup_janitor.h); without it, or with a moment where a cgroup exists that the janitor does not know,
 // a kill in that moment leaves an empty cgroup behind.
 #include <dirent.h>
 #include <fcntl.h>
@@ -25,8 +25,8 @@
 
 #include "harness.h"
 #include "policy/sandbox_spec.h"
-#include "runtime/cgroup_fs.h"
-#include "runtime/limits.h"
+#include "runtime/outside/cgroup_fs.h"
+#include "runtime/outside/limits.h"
 
 namespace oishell::test {
 namespace {

@@ -1,5 +1,5 @@
 // The sandbox's processes get exactly the caller's CPU set: init runs beside the supervisor on other CPUs during
-// the set-up (runtime/init_process.cc) and must hand the caller's set on, never its own set-up placement.
+// the set-up (runtime/outside/init_process.cc) and must hand the caller's set on, never its own set-up placement.
 #include <gtest/gtest.h>
 #include <sched.h>
 

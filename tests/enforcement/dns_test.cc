@@ -13,7 +13,7 @@
 
 #include "harness.h"
 #include "policy/compile.h"
-#include "runtime/sandbox.h"
+#include "runtime/outside/sandbox.h"
 #include "sandbox_fixture.h"
 
 namespace oishell::test {

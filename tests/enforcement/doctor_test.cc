@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
-#include "runtime/landlock.h"
+#include "runtime/inside/landlock.h"
 
 namespace oishell::test {
 namespace {

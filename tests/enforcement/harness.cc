@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "runtime/landlock.h"
+#include "runtime/inside/landlock.h"
 
 namespace oishell::test {
 namespace {

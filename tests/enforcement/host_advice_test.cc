@@ -1,6 +1,6 @@
 // What `oishell doctor` and a failing `oishell run` say when this machine will not build a sandbox: the layer that
 // is unavailable and the setting that enables it, decided from the signals a host gives (pure: injected here).
-#include "runtime/host_advice.h"
+#include "runtime/outside/host_advice.h"
 
 #include <gtest/gtest.h>
 

@@ -22,7 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "base/unique_fd.h"
-#include "runtime/landlock.h"
+#include "runtime/inside/landlock.h"
 #include "runtime/sys/syscalls.h"
 #include "seal_child.h"
 
@@ -77,7 +77,7 @@ LandlockSpec capped() {
 // `denial` where the ABI in use has the right (introduced by ABI `since`), "ok" below it.
 std::string denied_since(int since, const char* denial) { return abi() >= since ? denial : "ok"; }
 
-// Sentences landlock_negotiate() gives at `level` for a spec with both scopes (see runtime/landlock.cc).
+// Sentences landlock_negotiate() gives at `level` for a spec with both scopes (see runtime/inside/landlock.cc).
 size_t degraded_sentences(int level) {
   if (level == 0) return 1;  // "no rules installed"
   return (level < 2) + (level < 3) + (level < 5) + (level < 4) + 2 * (level < 6);

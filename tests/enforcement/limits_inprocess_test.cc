@@ -18,8 +18,8 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/cgroup_fs.h"
-#include "runtime/limits.h"
+#include "runtime/outside/cgroup_fs.h"
+#include "runtime/outside/limits.h"
 #include "seal_child.h"
 
 namespace oishell::test {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "harness.h"
-#include "runtime/cgroup_fs.h"
+#include "runtime/outside/cgroup_fs.h"
 #include "sandbox_fixture.h"
 
 namespace oishell::test {

@@ -1,4 +1,4 @@
-// The repository guard (runtime/repo_guard.h): git metadata written during the run is neutralised before the
+// The repository guard (runtime/outside/repo_guard.h): git metadata written during the run is neutralised before the
 // user's git on the host reads it. Each route is played three times with the real git:
 //   - without the guard: the payload fires (MARKER is created), which shows the route is real;
 //   - with the guard: MARKER stays absent, the finding names the path, and git still works where it should;
@@ -7,7 +7,7 @@
 // Routes that move old files into a repository's place need the snapshot of the git directories there at the start
 // (RepoGuard::snapshot_async): they are also played with the guard but no snapshot, where the payload still fires.
 // Nothing here needs root; tests that depend on the file mode bits say what differs when run as root.
-#include "runtime/repo_guard.h"
+#include "runtime/outside/repo_guard.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Started by root, the sandbox is root inside but an unused id outside (runtime/userns.h): root-only files in the
+// Started by root, the sandbox is root inside but an unused id outside (runtime/inside/userns.h): root-only files in the
 // bound system directories and /proc are read as "other", while the workspace (id-mapped) stays root's as before.
 // Before, uid 0 was mapped to 0 and owner bits applied: /etc/ssl/private, keytabs, NetworkManager connections,
 // /etc/sudoers and root-only /proc files were readable from inside.

@@ -1,4 +1,4 @@
-// The Sandbox API that executors build on (runtime/sandbox.h): spawn with pipes or extra fds, signal a process
+// The Sandbox API that executors build on (runtime/outside/sandbox.h): spawn with pipes or extra fds, signal a process
 // group, exits through wait_fd()/next_exit() and wait(), the environment, and shutdown killing what is left.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "policy/compile.h"
-#include "runtime/sandbox.h"
+#include "runtime/outside/sandbox.h"
 #include "sandbox_fixture.h"
 
 namespace oishell::test {

@@ -9,8 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/events.h"
-#include "runtime/seccomp.h"
+#include "runtime/outside/events.h"
+#include "runtime/inside/seccomp.h"
+#include "runtime/outside/seccomp_notifier.h"
 
 namespace oishell::test {
 

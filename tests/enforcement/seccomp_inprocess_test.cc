@@ -21,8 +21,8 @@
 #include <algorithm>
 
 #include "harness.h"
-#include "runtime/seccomp.h"
-#include "runtime/seccomp_sets.h"
+#include "runtime/inside/seccomp.h"
+#include "runtime/inside/seccomp_sets.h"
 #include "seal_child.h"
 
 namespace oishell::test {

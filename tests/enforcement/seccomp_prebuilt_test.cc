@@ -1,4 +1,4 @@
-// The seccomp programs the build precompiled (runtime/seccomp_prebuilt.h) are the ones libseccomp compiles now, and
+// The seccomp programs the build precompiled (runtime/inside/seccomp_prebuilt.h) are the ones libseccomp compiles now, and
 // the built-in profiles use them. A spec the build did not precompile (allow_syscalls) is compiled at run time.
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include "harness.h"
 #include "policy/compile.h"
 #include "policy/compiler.h"
-#include "runtime/seccomp.h"
-#include "runtime/seccomp_compile.h"
-#include "runtime/seccomp_prebuilt.h"
+#include "runtime/inside/seccomp.h"
+#include "runtime/inside/seccomp_compile.h"
+#include "runtime/inside/seccomp_prebuilt.h"
 
 namespace oishell::test {
 namespace {

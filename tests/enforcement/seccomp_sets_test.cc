@@ -15,7 +15,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "runtime/seccomp_sets.h"
+#include "runtime/inside/seccomp_sets.h"
 
 namespace oishell::test {
 namespace {

@@ -145,7 +145,7 @@ TEST(SetIdFiles, Openat2IsEnosysAndUnreported) {
 }
 
 // A file capability is the other way to leave a privileged program behind. Not seccomp: setting security.capability
-// needs CAP_SETFCAP, and the sandbox holds no capability (runtime/caps.cc). Without the sandbox: ok as root (EPERM
+// needs CAP_SETFCAP, and the sandbox holds no capability (runtime/inside/caps.cc). Without the sandbox: ok as root (EPERM
 // as an ordinary user, who has no CAP_SETFCAP either).
 TEST(SetIdFiles, FileCapabilityNeedsCapSetfcap) {
   SandboxWorkspace w;

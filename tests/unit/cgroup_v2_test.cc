@@ -23,8 +23,8 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/cgroup_fs.h"
-#include "runtime/limits.h"
+#include "runtime/outside/cgroup_fs.h"
+#include "runtime/outside/limits.h"
 #include "tests/unit/test_util.h"
 
 namespace oishell {

@@ -13,9 +13,9 @@
 
 #include "policy/compile.h"
 #include "policy/guarantees.h"
-#include "runtime/kernel_probe.h"
-#include "runtime/layer_facts.h"
-#include "runtime/limits.h"
+#include "runtime/outside/kernel_probe.h"
+#include "runtime/outside/layer_facts.h"
+#include "runtime/outside/limits.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/doctor_assess.h"
 #include "tools/oishell/policy_cli.h"

@@ -5,7 +5,7 @@
 
 #include "policy/compiler.h"
 #include "policy/explain.h"
-#include "runtime/layer_facts.h"
+#include "runtime/outside/layer_facts.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/policy_cli.h"
 

@@ -19,9 +19,9 @@
 #include "base/terminal_text.h"
 #include "policy/compile.h"
 #include "base/startup_trace.h"
-#include "runtime/event_log.h"
-#include "runtime/sandbox.h"
-#include "runtime/terminal_relay.h"
+#include "runtime/outside/event_log.h"
+#include "runtime/outside/sandbox.h"
+#include "runtime/outside/terminal_relay.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/policy_flags.h"
 #include "tools/oishell/run_ask.h"
@@ -146,7 +146,7 @@ class RunEventSink final : public EventSink {
 };
 
 // When any of fds 0-2 is the user's terminal, the command gets a terminal of the sandbox's own at those fds
-// (runtime/pty.h), relayed by this process (runtime/terminal_relay.h): the user's terminal never enters.
+// (runtime/inside/pty.h), relayed by this process (runtime/outside/terminal_relay.h): the user's terminal never enters.
 std::optional<TerminalRequest> terminal_request() {
   TerminalRequest request;
   bool any = false;

@@ -17,7 +17,7 @@
 #include "runtime/executors/language.h"
 #include "runtime/executors/protocol.h"
 #include "runtime/executors/session.h"
-#include "runtime/sandbox.h"
+#include "runtime/outside/sandbox.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/policy_flags.h"
 

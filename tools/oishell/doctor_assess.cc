@@ -1,8 +1,8 @@
 #include "tools/oishell/doctor_assess.h"
 
 #include "policy/units.h"
-#include "runtime/host_advice.h"
-#include "runtime/seccomp_sets.h"
+#include "runtime/outside/host_advice.h"
+#include "runtime/inside/seccomp_sets.h"
 
 namespace oishell::cli {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "policy/guarantees.h"
 #include "policy/sandbox_spec.h"
-#include "runtime/kernel_probe.h"
+#include "runtime/outside/kernel_probe.h"
 
 namespace oishell::cli {
 

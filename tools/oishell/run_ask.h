@@ -9,8 +9,8 @@
 #include <mutex>
 #include <string>
 
-#include "runtime/sandbox.h"
-#include "runtime/terminal_relay.h"
+#include "runtime/outside/sandbox.h"
+#include "runtime/outside/terminal_relay.h"
 
 namespace oishell::cli {
 

@@ -1,5 +1,5 @@
 // Build step: compiles the seccomp programs of the built-in levels (policy::seccomp_spec()) with libseccomp and
-// writes them as C++ initialisers for runtime/seccomp_prebuilt.cc.
+// writes them as C++ initialisers for runtime/inside/seccomp_prebuilt.cc.
 //
 //   oishell_seccomp_precompile OUTPUT.inc
 #include <seccomp.h>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "policy/compiler.h"
-#include "runtime/seccomp_compile.h"
+#include "runtime/inside/seccomp_compile.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

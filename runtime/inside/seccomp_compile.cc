@@ -1,0 +1,164 @@
+// The seccomp compiler: the deny sets of runtime/inside/seccomp_sets planned for a SeccompSpec and compiled by libseccomp
+// (default allow, native x86_64 only, foreign ABIs killed). A library of its own, so that the build can run it
+// (tools/seccomp_precompile.cc).
+#include "runtime/inside/seccomp_compile.h"
+
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <string>
+
+#include "base/unique_fd.h"
+#include "runtime/inside/seccomp_sets.h"
+
+namespace oishell {
+namespace {
+
+struct PlannedRule {
+  int nr;
+  std::string_view set;
+  const seccomp_sets::Rule* rule;
+  bool brokered = false;
+};
+
+// The active rules for `spec`: its sets (every default set when the list is empty; strict adds strict_extras),
+// minus the namespaces set when nested namespaces are allowed, minus allow_syscalls. Unknown names are errors.
+Result<std::vector<PlannedRule>> plan(const SeccompSpec& spec) {
+  std::vector<std::string_view> names(spec.deny_sets.begin(), spec.deny_sets.end());
+  if (names.empty()) names = seccomp_sets::default_set_names();
+  if (spec.level == SeccompLevel::strict) names.push_back("strict_extras");
+  for (const auto& allowed : spec.allow_syscalls) {
+    if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, allowed.c_str()) < 0) {
+      return Status::error("seccomp: allow_syscalls names an unknown x86_64 syscall `" + allowed + "`");
+    }
+  }
+  std::vector<PlannedRule> rules;
+  std::vector<std::string_view> seen;
+  for (std::string_view name : names) {
+    const seccomp_sets::DenySet* set = seccomp_sets::find(name);
+    if (set == nullptr) return Status::error("seccomp: unknown deny set `" + std::string(name) + "`");
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    seen.push_back(name);
+    if (name == "namespaces" && spec.nested_namespaces) continue;
+    for (const auto& rule : set->rules) {
+      if (std::find(spec.allow_syscalls.begin(), spec.allow_syscalls.end(), rule.syscall) !=
+          spec.allow_syscalls.end()) {
+        continue;
+      }
+      int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, rule.syscall);
+      if (nr < 0) return Status::error(std::string("seccomp: syscall `") + rule.syscall + "` unknown to libseccomp");
+      rules.push_back({nr, set->name, &rule});
+    }
+  }
+  for (const auto& rule : seccomp_sets::broker_rules()) {
+    int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, rule.syscall);
+    if (nr < 0) return Status::error(std::string("seccomp: syscall `") + rule.syscall + "` unknown to libseccomp");
+    rules.push_back({nr, "broker", &rule, true});
+  }
+  return rules;
+}
+
+scmp_arg_cmp to_scmp(const seccomp_sets::ArgCheck& c) {
+  switch (c.op) {
+    case seccomp_sets::ArgCheck::Op::masked_eq: return scmp_arg_cmp{c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.value};
+    case seccomp_sets::ArgCheck::Op::ne: return scmp_arg_cmp{c.arg, SCMP_CMP_NE, c.value, 0};
+    case seccomp_sets::ArgCheck::Op::ge: return scmp_arg_cmp{c.arg, SCMP_CMP_GE, c.value, 0};
+  }
+  return scmp_arg_cmp{c.arg, SCMP_CMP_NE, c.value, 0};
+}
+
+struct CtxRelease {
+  void operator()(scmp_filter_ctx ctx) const { seccomp_release(ctx); }
+};
+using Ctx = std::unique_ptr<void, CtxRelease>;
+
+SeccompReports reports_of(const std::vector<PlannedRule>& rules) {
+  SeccompReports reports;
+  for (const auto& planned : rules) {
+    if (!planned.rule->report) continue;
+    size_t nr = static_cast<size_t>(planned.nr);
+    if (reports.errno_by_syscall.size() <= nr) {
+      reports.errno_by_syscall.resize(nr + 1, 0);
+      reports.set_by_syscall.resize(nr + 1);
+      reports.brokered_by_syscall.resize(nr + 1, false);
+    }
+    if (planned.brokered) {
+      reports.brokered_by_syscall[nr] = true;
+      continue;
+    }
+    if (reports.errno_by_syscall[nr] != 0) continue;  // first set wins (the table has no conflicting errnos)
+    reports.errno_by_syscall[nr] = planned.rule->err;
+    reports.set_by_syscall[nr] = std::string(planned.set);
+  }
+  return reports;
+}
+
+}  // namespace
+
+Result<SeccompReports> seccomp_plan_reports(const SeccompSpec& spec) {
+  auto rules = plan(spec);
+  if (!rules) return rules.status();
+  return reports_of(*rules);
+}
+
+Result<SeccompProgram> seccomp_compile_with_libseccomp(const SeccompSpec& spec, bool notify) {
+  if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
+    return Status::error("seccomp: only native x86_64 is supported (the deny sets are written for it)");
+  }
+  auto rules = plan(spec);
+  if (!rules) return rules.status();
+
+  // connect(2) is brokered by the supervisor through the listener: without user notification the sandbox
+  // would have no decided way out, and unix sockets would be the filesystem's business again.
+  if (!notify) {
+    return Status::error("seccomp: user notification (libseccomp API level 5, Linux 5.0) is needed to broker connect(2)");
+  }
+  SeccompProgram program;
+  program.reports = reports_of(*rules);
+  program.notify = notify;
+  Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
+  if (!ctx) return Status::error("seccomp_init failed");
+  // seccomp_init() holds only the native ABI; x32 (same audit arch, syscall numbers >= 0x40000000) and i386 both
+  // hit the bad-architecture action.
+  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0) {
+    return Status::from_errno(-rc, "seccomp_attr_set(ACT_BADARCH, KILL_PROCESS)");
+  }
+  // A binary tree over syscall numbers instead of a linear scan: every allowed call pays O(log n) comparisons.
+  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2); rc < 0) {
+    return Status::from_errno(-rc, "seccomp_attr_set(CTL_OPTIMIZE, 2)");
+  }
+  for (const auto& planned : *rules) {
+    const auto& rule = *planned.rule;
+    uint32_t action =
+        rule.report && program.notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(static_cast<uint32_t>(rule.err));
+    std::vector<scmp_arg_cmp> cmps;
+    for (const auto& c : rule.when) cmps.push_back(to_scmp(c));
+    int rc = seccomp_rule_add_exact_array(ctx.get(), action, planned.nr, static_cast<unsigned>(cmps.size()),
+                                          cmps.empty() ? nullptr : cmps.data());
+    if (rc < 0) {
+      return Status::from_errno(-rc, "seccomp_rule_add(" + std::string(rule.syscall) + ")")
+          .with_context("seccomp set " + std::string(planned.set));
+    }
+  }
+  // libseccomp 2.5 exports only to an fd; a memfd keeps the program in memory.
+  UniqueFd out(::memfd_create("oishell-seccomp", MFD_CLOEXEC));
+  if (!out) return Status::from_errno(errno, "memfd_create");
+  if (int rc = seccomp_export_bpf(ctx.get(), out.get()); rc < 0) return Status::from_errno(-rc, "seccomp_export_bpf");
+  struct stat st;
+  if (::fstat(out.get(), &st) != 0) return Status::from_errno(errno, "fstat(seccomp program)");
+  if (st.st_size <= 0 || st.st_size % sizeof(sock_filter) != 0 ||
+      st.st_size / sizeof(sock_filter) > BPF_MAXINSNS) {
+    return Status::error("seccomp_export_bpf: a program of " + std::to_string(st.st_size) + " bytes");
+  }
+  program.instructions.resize(static_cast<size_t>(st.st_size) / sizeof(sock_filter));
+  ssize_t n = ::pread(out.get(), program.instructions.data(), static_cast<size_t>(st.st_size), 0);
+  if (n != st.st_size) return Status::from_errno(n < 0 ? errno : EIO, "pread(seccomp program)");
+  return program;
+}
+
+}  // namespace oishell

@@ -1,0 +1,104 @@
+#include "runtime/outside/host_advice.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "runtime/outside/kernel_probe.h"
+
+namespace oishell {
+namespace {
+
+bool exists(const char* path) { return ::access(path, F_OK) == 0; }
+
+int seccomp_mode_of_self() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Seccomp:", 0) == 0) return std::atoi(line.c_str() + 8);
+  }
+  return 0;
+}
+
+const char* runtime_name(ContainerKind kind) {
+  switch (kind) {
+    case ContainerKind::docker: return "Docker";
+    case ContainerKind::podman: return "Podman";
+    case ContainerKind::kubernetes: return "Kubernetes";
+    case ContainerKind::other: return "the container runtime";
+    case ContainerKind::none: break;
+  }
+  return "";
+}
+
+bool mentions(const std::string& text, const char* word) { return text.find(word) != std::string::npos; }
+
+}  // namespace
+
+HostSignals host_signals() {
+  HostSignals s;
+  s.uid = ::geteuid();
+  s.max_user_namespaces = read_sysctl("user/max_user_namespaces");
+  s.unprivileged_userns_clone = read_sysctl("kernel/unprivileged_userns_clone");
+  s.apparmor_restrict_unprivileged_userns = read_sysctl("kernel/apparmor_restrict_unprivileged_userns");
+  if (::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
+    s.container = ContainerKind::kubernetes;
+  } else if (exists("/run/.containerenv")) {
+    s.container = ContainerKind::podman;
+  } else if (exists("/.dockerenv")) {
+    s.container = ContainerKind::docker;
+  } else if (const char* c = ::getenv("container"); c != nullptr && *c != '\0') {
+    s.container = ContainerKind::other;
+  }
+  s.seccomp_mode = seccomp_mode_of_self();
+  return s;
+}
+
+std::string sandbox_blocked_advice(const HostSignals& host, const std::string& failure) {
+  const bool userns = mentions(failure, "clone3(") || mentions(failure, "unshare(") ||
+                      mentions(failure, "uid_map") || mentions(failure, "setgroups") || mentions(failure, "uid/gid");
+  const bool proc = mentions(failure, "proc") && (mentions(failure, "EPERM") || mentions(failure, "EACCES"));
+  if (!userns && !proc) return "";
+  if (host.max_user_namespaces && *host.max_user_namespaces == 0) {
+    return "the user namespace layer is unavailable: user.max_user_namespaces=0 allows none. Enable it with `sudo "
+           "sysctl -w user.max_user_namespaces=15000` (and a file in /etc/sysctl.d to keep it)";
+  }
+  if (host.uid != 0 && host.unprivileged_userns_clone && *host.unprivileged_userns_clone == 0) {
+    return "the user namespace layer is unavailable: kernel.unprivileged_userns_clone=0 forbids it to ordinary "
+           "users. Enable it with `sudo sysctl -w kernel.unprivileged_userns_clone=1`";
+  }
+  if (host.uid != 0 && host.apparmor_restrict_unprivileged_userns && *host.apparmor_restrict_unprivileged_userns == 1) {
+    return "the user namespace layer is unavailable: AppArmor restricts unprivileged user namespaces "
+           "(kernel.apparmor_restrict_unprivileged_userns=1) and oishell's profile is not loaded. Load it with `sudo "
+           "apparmor_parser -r /etc/apparmor.d/oishell` (the package installs it there)";
+  }
+  if (host.container != ContainerKind::none) {
+    const std::string runtime = runtime_name(host.container);
+    if (proc && !userns) {
+      return "the mount layer is unavailable: " + runtime + " masks parts of /proc, so the sandbox cannot mount a "
+             "/proc of its own. Enable it with " +
+             (host.container == ContainerKind::kubernetes
+                  ? std::string("`securityContext.procMount: Unmasked` (with `hostUsers: false`)")
+                  : "`--security-opt systempaths=unconfined`");
+    }
+    if (host.container == ContainerKind::kubernetes) {
+      return "the user namespace layer is unavailable: the pod's seccomp profile (RuntimeDefault) refuses creating "
+             "namespaces. Enable it with `securityContext.seccompProfile.type: Unconfined`, best in a pod with its "
+             "own user namespace (`hostUsers: false`)";
+    }
+    return "the user namespace layer is unavailable: " + runtime + "'s default seccomp profile refuses creating "
+           "namespaces (unshare, clone). Enable it with `--security-opt seccomp=unconfined` (or a seccomp profile "
+           "that allows unshare and clone with namespace flags), and `--security-opt apparmor=unconfined` where "
+           "AppArmor confines the container";
+  }
+  if (host.seccomp_mode == 2) {
+    return "the user namespace layer is unavailable: this process already runs under a seccomp filter that refuses "
+           "creating namespaces (a container or service manager's). Start oishell outside it, or allow unshare and "
+           "clone with namespace flags in that filter";
+  }
+  return "";
+}
+
+}  // namespace oishell

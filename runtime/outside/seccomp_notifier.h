@@ -1,0 +1,39 @@
+#pragma once
+// The supervisor's side of the seccomp user-notification fd that sandbox init's filter (runtime/inside/seccomp.h)
+// reports to: a denied call is answered with its set's errno and a "denied" event; a brokered call (connect and
+// the implicit connects) goes to the connect broker (runtime/broker/broker.h).
+#include <linux/seccomp.h>
+
+#include <functional>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "policy/sandbox_spec.h"
+#include "runtime/inside/seccomp.h"
+#include "runtime/outside/events.h"
+
+namespace oishell {
+
+// Supervisor side of the notify fd. handle_ready() is called when the fd is readable; it answers one
+// notification. Thread-compatible; owned by the supervisor loop.
+class SeccompNotifier {
+ public:
+  // Takes a notification of a brokered call (SeccompReports::brokered_by_syscall); the handler answers it later.
+  using BrokerHandler = std::function<void(const seccomp_notif&)>;
+  SeccompNotifier(UniqueFd notify_fd, SeccompReports reports, EventSink& events);
+  // Plans `spec` again for its reports (the supervisor uses the compiled program's).
+  SeccompNotifier(UniqueFd notify_fd, const SeccompSpec& spec, EventSink& events);
+  int fd() const { return fd_.get(); }
+  // Without a handler, a brokered call is answered EACCES (fail closed).
+  void set_broker(BrokerHandler handler) { broker_ = std::move(handler); }
+  // Returns an error only when the fd is broken (e.g. every filtered process is gone: ENOENT is not an error).
+  Status handle_ready();
+
+ private:
+  UniqueFd fd_;
+  EventSink& events_;
+  SeccompReports reports_;
+  BrokerHandler broker_;
+};
+
+}  // namespace oishell

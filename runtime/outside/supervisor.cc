@@ -1,0 +1,620 @@
+#include "runtime/outside/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "base/startup_trace.h"
+#include "runtime/broker/broker.h"
+#include "runtime/fd_passing.h"
+#include "runtime/outside/host_advice.h"
+#include "policy/units.h"
+#include "runtime/outside/idmapped_binds.h"
+#include "runtime/inside/mount_plan.h"
+#include "runtime/init_spec_codec.h"
+#include "runtime/outside/layer_facts.h"
+#include "runtime/inside/seccomp.h"
+#include "runtime/sys/syscalls.h"
+
+namespace oishell {
+namespace {
+
+void eventfd_set(int fd) {
+  uint64_t one = 1;
+  (void)!::write(fd, &one, sizeof one);
+}
+void eventfd_clear(int fd) {
+  uint64_t value;
+  (void)!::read(fd, &value, sizeof value);
+}
+
+}  // namespace
+
+std::string format_duration_ms(uint64_t ms) {
+  char buf[32];
+  if (ms % 1000 == 0) {
+    std::snprintf(buf, sizeof buf, "%llus", static_cast<unsigned long long>(ms / 1000));
+  } else if (ms < 1000) {
+    std::snprintf(buf, sizeof buf, "%llums", static_cast<unsigned long long>(ms));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
+  }
+  return buf;
+}
+
+SupervisedSandbox::SupervisedSandbox(const SandboxSpec& spec, EventSink& events) : spec_(spec), events_(events) {}
+
+SupervisedSandbox::~SupervisedSandbox() { shutdown(); }
+
+Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spec, EventSink& events,
+                                                          SandboxOptions options) {
+  // Which layers hold each guarantee here; with `landlock: required`, none may be held by no layer.
+  auto facts = layer_facts();
+  if (!facts.is_ok()) return facts.status().with_context("landlock");
+  auto guarantees = assess_guarantees(spec, *facts);
+  if (spec.landlock.required) {
+    if (std::string why = refusal(guarantees); !why.empty()) return Status::error(why);
+  }
+  SandboxSpec capped = spec;
+  capped.landlock.abi_limit = facts->landlock_abi;  // what init asks of the kernel, and no more
+  std::unique_ptr<SupervisedSandbox> sandbox(new SupervisedSandbox(capped, events));
+  sandbox->layer_facts_ = *facts;
+  sandbox->guarantees_ = std::move(guarantees);
+  if (Status status = sandbox->launch(std::move(options)); !status.is_ok()) {
+    sandbox->shutdown();
+    // A layer this machine does not give (a container's seccomp profile, a sysctl, AppArmor): and what enables it.
+    return std::move(status).with_advice(sandbox_blocked_advice(host_signals(), status.message()));
+  }
+  return std::unique_ptr<Sandbox>(std::move(sandbox));
+}
+
+Status SupervisedSandbox::launch(SandboxOptions options) {
+  // Forwarded signals are watched from the start: one that comes while the sandbox is built stops the building
+  // (the caller finds it still pending); after that the monitor forwards them (held until the first process runs).
+  if (!options.forward_signals.empty()) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : options.forward_signals) sigaddset(&set, sig);
+    signals_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!signals_) return Status::from_errno(errno, "signalfd(forwarded signals)");
+  }
+  auto interrupted = [] { return Status::from_errno(EINTR, "sandbox set-up stopped by a forwarded signal"); };
+  if (forwarded_signal_pending()) return interrupted();
+  // Before the sandbox can write anything: what is written from here on was written during the run.
+  start_repo_guard();
+  if (!options.init.valid()) {
+    auto cloned = InitProcess::clone();
+    if (!cloned.is_ok()) return cloned.status();
+    options.init = std::move(cloned.value());
+  }
+  UniqueFd userns;
+  options.init.release(&init_pid_, &init_pidfd_, &control_, &userns);
+  control::ControlMessage spec_message{control::Kind::spec};
+  spec_message.data = encode_init_spec(spec_);
+  std::vector<UniqueFd> idmapped;  // a root caller's binds (runtime/outside/idmapped_binds.h), sent with `spec`
+  if (userns) {
+    auto trees = prepare_idmapped_binds(spec_, userns.get());
+    if (!trees.is_ok()) return trees.status();
+    idmapped = std::move(trees.value());
+    root_caller_ = true;
+  }
+  std::vector<int> idmapped_fds;
+  for (const auto& tree : idmapped) idmapped_fds.push_back(tree.get());
+  spec_message.number = static_cast<int>(idmapped_fds.size());
+  if (Status sent = send(spec_message, idmapped_fds); !sent.is_ok()) {
+    return init_failure_or(sent.with_context("sending the policy"));
+  }
+  idmapped.clear();
+  trace_startup("supervisor: policy sent");
+  protect_.snapshot(spec_.protected_paths);
+  wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  exits_ready_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_ || !exits_ready_) return Status::from_errno(errno, "eventfd");
+
+  // Init now maps its ids and builds its mount tree; the supervisor does its own share meanwhile.
+  std::unique_ptr<relay::Relay> relay;
+  if (Status status = prepare_beside_init(options, &relay); !status.is_ok()) return init_failure_or(std::move(status));
+  if (forwarded_signal_pending()) return interrupted();  // before the command is even queued
+  if (options.first_process) {
+    // Queued behind `joined`: init starts it as soon as it is sealed, without waiting for another round trip.
+    auto sent = send_spawn(*options.first_process);
+    if (!sent.is_ok()) return init_failure_or(sent.status());
+    first_process_id_ = sent->spawned.id;
+    first_process_ = std::move(sent.value());
+  }
+
+  std::vector<UniqueFd> fds;
+  auto listeners_message = receive_setup_message(&fds);
+  if (!listeners_message.is_ok()) return listeners_message.status();
+  if (listeners_message->kind != control::Kind::listeners || fds.size() != listeners_message->strings.size()) {
+    return Status::error("sandbox init: unexpected message instead of the relay listeners");
+  }
+  std::vector<relay::Listener> listeners;
+  std::vector<UniqueFd> dns_udp, dns_tcp;  // the DNS stub's sockets (runtime/broker/dns_stub.h)
+  for (size_t i = 0; i < fds.size(); ++i) {
+    const std::string& protocol = listeners_message->strings[i];
+    if (protocol == "http" || protocol == "socks5") {
+      listeners.push_back({std::move(fds[i]), protocol == "http" ? relay::Protocol::http : relay::Protocol::socks5});
+    } else if (protocol == "dns-udp" || protocol == "dns-tcp") {
+      (protocol == "dns-udp" ? dns_udp : dns_tcp).push_back(std::move(fds[i]));
+    } else if (protocol == "ns-net") {
+      sandbox_netns_ = std::move(fds[i]);
+    } else if (protocol == "ns-user") {
+      sandbox_userns_ = std::move(fds[i]);
+    } else {
+      return Status::error("sandbox init: a listener of unknown protocol `" + protocol + "`");
+    }
+  }
+  fds.clear();
+  auto ready = receive_setup_message(&fds);
+  if (!ready.is_ok()) return ready.status();
+  if (ready->kind != control::Kind::ready) return Status::error("sandbox init: unexpected message instead of ready");
+  landlock_abi_ = ready->number;
+  // Landlock's missing rules are one layer fewer for guarantees that other layers still hold (the guarantees were
+  // checked before init was sent the policy): said apart from what is degraded.
+  for (auto& sentence : ready->strings) {
+    (sentence.starts_with("landlock: ") ? layers_missing_ : degradations_).push_back(std::move(sentence));
+  }
+  // With best_effort, a guarantee held by no layer here is what degraded.
+  for (const auto& g : guarantees_) {
+    if (!g.held()) degradations_.push_back("guarantee lost: " + g.id + ": " + g.statement);
+  }
+  if (!fds.empty()) notifier_ = std::make_unique<SeccompNotifier>(std::move(fds[0]), std::move(seccomp_reports_), events_);
+
+  notifier_ok_ = notifier_ != nullptr;
+  if (relay) {
+    // Listening from now on; the relay's thread starts when the first connection waits (monitor_step()).
+    relay_ = std::move(relay);
+    OI_TRY_CTX(relay_->listen(std::move(listeners)), "relay");
+    // The DNS stub on the relay's loop: a first query starts the relay's thread as a first connection does.
+    OI_TRY(relay_->serve_dns(std::move(dns_udp), std::move(dns_tcp), name_map_));
+    if (notifier_) OI_TRY_CTX(start_broker(), "connect broker");
+  }
+  monitor_on_caller_ = options.monitor_on_caller;
+  if (!monitor_on_caller_) monitor_thread_ = std::thread([this] { monitor(); });
+  events_.emit({{"event", "start"},
+                {"enforced", enforced()},
+                {"degraded", degradations_},
+                {"layers_missing", layers_missing_}});
+  return Status::ok();
+}
+
+Status SupervisedSandbox::start_broker() {
+  broker::BrokerContext context;
+  context.notify_fd = notifier_->fd();
+  struct stat netns {};
+  if (!sandbox_netns_ || !sandbox_userns_) return Status::error("sandbox init sent no namespace fds");
+  if (::fstat(sandbox_netns_.get(), &netns) != 0) return Status::from_errno(errno, "fstat(sandbox netns)");
+  context.sandbox_netns = netns.st_ino;
+  context.netns_fd = sandbox_netns_.get();
+  context.userns_fd = sandbox_userns_.get();
+  // The sandbox's own tmpfs: its root, the scratch tmpfs (/tmp, the home, /dev/shm) and /dev.
+  context.own_tmpfs = {"/", "/dev"};
+  for (const auto& step : spec_.mounts) {
+    if (step.kind == MountStep::Kind::tmpfs) context.own_tmpfs.push_back(step.target);
+  }
+  // Landlock (ABI 4+) limits the ports TCP may connect to inside; the broker connects for the sandbox, so it keeps
+  // that rule for the sandbox's own loopback.
+  context.landlock_tcp = landlock_abi_ >= 4;
+  context.loopback_tcp_ports = spec_.landlock.tcp_connect_ports;
+  OI_TRY(relay_->start_broker(std::move(context)));
+  broker_started_ = true;
+  notifier_->set_broker([this](const seccomp_notif& notification) {
+    relay_->broker_submit(notification);
+    if (!relay_serving_) on_relay_activity();
+  });
+  return Status::ok();
+}
+
+Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::unique_ptr<relay::Relay>* relay) {
+  auto program = seccomp_compile(spec_.seccomp);
+  if (!program.is_ok()) return program.status();
+  // The janitor learns each cgroup before it is made (and starts with the first): killed at any moment from here
+  // on, this process leaves no cgroup behind.
+  auto limits = ResourceLimits::prepare(
+      spec_.limits, [this](const std::string& dir) { return janitor_.watch(init_pidfd_.get(), dir); });
+  if (!limits.is_ok()) return limits.status().with_context("resource limits");
+  limits_ = std::move(limits.value());
+  if (limits_->cgroup_dirs().empty()) janitor_.release();  // every attempt failed: nothing for it to remove
+  // Init starts no process before `joined`, so everything it ever starts is inside the cgroups.
+  OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
+  control::ControlMessage joined{control::Kind::joined};
+  joined.data = seccomp_program_to_bytes(*program);
+  joined.number = program->notify ? 1 : 0;
+  seccomp_reports_ = std::move(program->reports);
+  for (const RlimitSetting& r : limits_->rlimits()) {
+    joined.strings.push_back(std::to_string(r.resource) + " " + std::to_string(r.soft) + " " + std::to_string(r.hard));
+  }
+  OI_TRY(send(joined));
+  trace_startup("supervisor: cgroups joined, seccomp program sent");
+  {
+    // Mode none too: the relay's loop hosts the connect broker (runtime/broker), which has no exit there.
+    auto created = relay::Relay::create(spec_.network, events_, std::move(options.ask));
+    if (!created.is_ok()) return created.status().with_context("relay");
+    *relay = std::move(created.value());
+    trace_startup("supervisor: relay created");
+  }
+  return Status::ok();
+}
+
+Status SupervisedSandbox::init_failure_or(Status status) {
+  pollfd exited{init_pidfd_.get(), POLLIN, 0};
+  if (::poll(&exited, 1, 100) != 1) return status;  // init is still building: the supervisor's error stands
+  std::vector<UniqueFd> fds;
+  auto message = receive_setup_message(&fds);
+  return message.is_ok() ? status : message.status();
+}
+
+std::vector<std::string> SupervisedSandbox::enforced() const {
+  std::vector<std::string> out;
+  out.push_back(root_caller_
+                    ? std::string("namespaces: user (root inside, an unused id outside: root-only host files are "
+                                  "unreadable; the policy's paths id-mapped), mount, pid, net, ipc, uts, cgroup")
+                    : "namespaces: user (uid " + std::to_string(::geteuid()) +
+                          " mapped to itself), mount, pid, net, ipc, uts, cgroup");
+  out.push_back("filesystem: " + std::to_string(spec_.mounts.size()) +
+                " mount steps on a read-only tmpfs root, old root detached");
+  out.push_back("landlock: " + describe_landlock(layer_facts_));
+  {
+    const auto held = std::count_if(guarantees_.begin(), guarantees_.end(), [](const auto& g) { return g.held(); });
+    out.push_back("guarantees: " + std::to_string(held) + " of " + std::to_string(guarantees_.size()) +
+                  " held (oishell explain says by which layers)");
+  }
+  out.push_back("capabilities: none, securebits locked, no_new_privs");
+  std::string sets;
+  for (const auto& s : spec_.seccomp.deny_sets) sets += (sets.empty() ? "" : ", ") + s;
+  out.push_back(std::string("seccomp: ") +
+                (spec_.seccomp.level == SeccompLevel::strict ? "strict" : "default") + " (" + sets + ")" +
+                (notifier_ ? ", denials reported" : ""));
+  if (limits_) {
+    for (const auto& m : limits_->mechanisms()) out.push_back("limits: " + m);
+  }
+  {
+    const uint64_t bytes = scratch_tmpfs_bytes(spec_);
+    out.push_back("limits: tmpfs: /tmp, the home and /dev/shm share " + policy::format_size(bytes) + " (" +
+                  std::to_string(scratch_tmpfs_inodes(bytes)) + " files; " +
+                  (spec_.limits.memory_bytes ? "3/4 of the memory limit" : "half of RAM: no memory limit") +
+                  ") on one size-limited tmpfs: ENOSPC beyond it, with or without cgroups");
+  }
+  if (spec_.limits.wall_time_ms) out.push_back("limits: wall time " + format_duration_ms(*spec_.limits.wall_time_ms) + " (supervisor)");
+  out.push_back(spec_.network.mode == NetMode::none
+                    ? std::string("network: none (loopback only)")
+                    : "network: relay (http 127.0.0.1:" + std::to_string(spec_.network.http_proxy_port) +
+                          ", socks5 127.0.0.1:" + std::to_string(spec_.network.socks_proxy_port) +
+                          ", dns 127.0.0.1:" + std::to_string(spec_.network.dns_port) + ")");
+  if (notifier_) {
+    out.push_back(std::string("connect: every connect(2) performed by the supervisor (broker): ") +
+                  (spec_.network.mode == NetMode::none ? "no exit; " : "outside TCP decided by the policy; ") +
+                  "unix sockets by inode (the sandbox's own, or network.unix: " +
+                  std::to_string(spec_.network.unix_sockets.size()) + ")");
+  }
+  return out;
+}
+
+Status SupervisedSandbox::send(const control::ControlMessage& message, const std::vector<int>& fds) {
+  std::lock_guard lock(send_mutex_);
+  return send_message(control_.get(), control::encode(message), fds);
+}
+
+bool SupervisedSandbox::forwarded_signal_pending() const {
+  if (!signals_) return false;
+  pollfd pending{signals_.get(), POLLIN, 0};
+  return ::poll(&pending, 1, 0) == 1;
+}
+
+Result<control::ControlMessage> SupervisedSandbox::receive_setup_message(std::vector<UniqueFd>* fds) {
+  // While init builds, a forwarded signal stops the set-up (and stays pending for the caller).
+  while (signals_) {
+    pollfd ready[2] = {{control_.get(), POLLIN, 0}, {signals_.get(), POLLIN, 0}};
+    if (::poll(ready, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return Status::from_errno(errno, "poll(sandbox init)");
+    }
+    if (ready[1].revents & POLLIN) return Status::from_errno(EINTR, "sandbox set-up stopped by a forwarded signal");
+    if (ready[0].revents) break;
+  }
+  auto message = receive_message(control_.get());
+  if (!message.is_ok()) return message.status().with_context("sandbox init");
+  if (message->payload.empty()) {
+    int status = 0;
+    if (::waitpid(init_pid_, &status, 0) == init_pid_) init_pid_ = -1;
+    return Status::error("sandbox init exited during set-up (" +
+                         (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                              : "status " + std::to_string(WEXITSTATUS(status))) + ")");
+  }
+  auto decoded = control::decode(message->payload);
+  if (!decoded.is_ok()) return decoded.status();
+  if (decoded->kind == control::Kind::fail) return Status::error(decoded->step + ": " + decoded->message);
+  *fds = std::move(message->fds);
+  return decoded;
+}
+
+void SupervisedSandbox::on_init_gone() {
+  init_gone_ = true;
+  for (auto& [id, reply] : pending_spawns_) {
+    if (!reply.done) reply = {true, ECHILD, "the sandbox is gone"};
+  }
+  std::vector<uint64_t> ids;
+  for (const auto& [id, process] : live_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    ExitInfo info;
+    info.id = id;
+    info.signal = SIGKILL;
+    info.reason = live_[id].kill_reason.empty() ? (stopping_ ? "sandbox shut down" : "sandbox init died")
+                                                : live_[id].kill_reason;
+    record_exit(std::move(info));
+  }
+  changed_.notify_all();
+}
+
+void SupervisedSandbox::record_exit(ExitInfo info) {
+  live_.erase(info.id);
+  nlohmann::json event = {{"event", "exit"}, {"id", info.id}, {"status", info.shell_status()}};
+  if (info.signal) {
+    event["signal"] = info.signal;
+  } else {
+    event["exit_code"] = info.exit_code;
+  }
+  if (!info.reason.empty()) event["reason"] = info.reason;
+  {
+    std::lock_guard integrity(integrity_mutex_);  // always taken after mutex_, never before
+    std::vector<std::string> changed = protect_.changes();
+    if (!changed.empty()) event["protected_changed"] = changed;
+    protected_reported_ = changed;
+  }
+  events_.emit(event);
+  exits_.push_back(std::move(info));
+  eventfd_set(exits_ready_.get());
+}
+
+Result<SupervisedSandbox::SentSpawn> SupervisedSandbox::send_spawn(const SpawnRequest& request) {
+  if (request.argv.empty()) return Status::error("spawn: empty argv");
+  control::ControlMessage message{control::Kind::spawn};
+  message.argv = request.argv;
+  std::vector<std::pair<std::string, std::string>> env = spec_.env;
+  for (const auto& [key, value] : request.extra_env) {
+    auto it = std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == key; });
+    if (it != env.end()) {
+      it->second = value;
+    } else {
+      env.emplace_back(key, value);
+    }
+  }
+  for (const auto& [key, value] : env) message.env.push_back(key + "=" + value);
+  message.cwd = request.cwd.empty() ? spec_.cwd : request.cwd;
+
+  SentSpawn sent;
+  sent.program = request.argv[0];
+  sent.cwd = message.cwd;
+  Spawned& spawned = sent.spawned;
+  std::vector<UniqueFd> child_ends;
+  std::vector<int> fds;
+  if (request.stdio == SpawnRequest::Stdio::pipes) {
+    for (int i = 0; i < 3; ++i) {
+      int p[2];
+      if (::pipe2(p, O_CLOEXEC) != 0) return Status::from_errno(errno, "pipe2");
+      UniqueFd read_end(p[0]), write_end(p[1]);
+      if (i == 0) {
+        spawned.stdin_fd = std::move(write_end);
+        child_ends.push_back(std::move(read_end));
+      } else {
+        (i == 1 ? spawned.stdout_fd : spawned.stderr_fd) = std::move(read_end);
+        child_ends.push_back(std::move(write_end));
+      }
+      fds.push_back(child_ends.back().get());
+    }
+  } else {
+    for (int i = 0; i < 3; ++i) {
+      if (::fcntl(i, F_GETFD) >= 0) {
+        fds.push_back(i);
+        continue;
+      }
+      child_ends.emplace_back(::open("/dev/null", O_RDWR | O_CLOEXEC));
+      if (!child_ends.back()) return Status::from_errno(errno, "open(\"/dev/null\")");
+      fds.push_back(child_ends.back().get());
+    }
+  }
+  fds.insert(fds.end(), request.extra_fds.begin(), request.extra_fds.end());
+  if (request.terminal) message.data = encode_terminal_request(*request.terminal);
+
+  std::lock_guard lock(mutex_);
+  if (init_gone_ || shut_down_) return Status::from_errno(ECHILD, "spawn: the sandbox is no longer running");
+  const uint64_t id = next_id_++;
+  message.id = id;
+  pending_spawns_[id] = {};
+  if (Status status = send(message, fds); !status.is_ok()) {
+    pending_spawns_.erase(id);
+    return status.with_context("spawn");
+  }
+  sent.spawned.id = id;
+  return sent;  // `child_ends` close here: init has its copies
+}
+
+template <typename Done>
+bool SupervisedSandbox::wait_until(std::unique_lock<std::mutex>& lock, Done done) {
+  while (!done()) {
+    if (!monitor_on_caller_) {
+      changed_.wait(lock);
+      continue;
+    }
+    lock.unlock();
+    const bool going = monitor_step();
+    lock.lock();
+    if (!going) return done();
+  }
+  return true;
+}
+
+Result<Spawned> SupervisedSandbox::await_spawn(SentSpawn sent) {
+  const uint64_t id = sent.spawned.id;
+  std::unique_lock lock(mutex_);
+  if (!wait_until(lock, [&] { return pending_spawns_[id].done; })) {
+    pending_spawns_.erase(id);
+    return Status::error("spawn: the sandbox's monitor stopped before init answered");
+  }
+  SpawnReply reply = std::move(pending_spawns_[id]);
+  pending_spawns_.erase(id);
+  if (reply.error && reply.message == "terminal") {
+    return Status::error("a terminal for the command inside the sandbox: " + errno_text(reply.error));
+  }
+  if (reply.error && reply.message == "cwd") {
+    // Not the command's fault: no errno in the Status, so that callers do not report "command not found".
+    return Status::error("working directory " + sent.cwd + " inside the sandbox: " + errno_text(reply.error));
+  }
+  if (reply.error) return Status::from_errno(reply.error, "exec \"" + sent.program + "\"");
+  sent.spawned.terminal = std::move(reply.terminal);
+  return std::move(sent.spawned);
+}
+
+Result<Spawned> SupervisedSandbox::spawn(const SpawnRequest& request) {
+  auto sent = send_spawn(request);
+  if (!sent.is_ok()) return sent.status();
+  auto spawned = await_spawn(std::move(sent.value()));
+  if (spawned.is_ok()) schedule_repo_snapshot();
+  return spawned;
+}
+
+// The repo guard's snapshot is taken beside the sandbox once its first process has run for kSnapshotDelayMs, not
+// in start-up's way (started with the sandbox, its thread cost 0.7 ms of `oishell run -- /bin/true`); a run that
+// ends sooner takes it at its first check, on the supervisor's time (a small workspace: tens of microseconds). Its
+// race with the sandbox is safe at any moment (runtime/outside/repo_guard.h); a later one only checks as new more of the
+// repositories the run itself changed.
+void SupervisedSandbox::start_repo_snapshot(bool now) {
+  std::call_once(snapshot_once_, [&] {
+    if (!repo_guard_) return;
+    if (now) {
+      repo_guard_->snapshot_now();
+    } else {
+      repo_guard_->snapshot_async();
+    }
+  });
+}
+
+
+Result<Spawned> SupervisedSandbox::first_process() {
+  if (!first_process_) return Status::error("first_process: no first process was requested in SandboxOptions");
+  SentSpawn sent = std::move(*first_process_);
+  first_process_.reset();
+  auto spawned = await_spawn(std::move(sent));
+  if (spawned.is_ok()) schedule_repo_snapshot();
+  return spawned;
+}
+
+Status SupervisedSandbox::signal(uint64_t id, int sig) {
+  std::lock_guard lock(mutex_);
+  if (!live_.count(id)) return Status::from_errno(ESRCH, "signal: process " + std::to_string(id));
+  control::ControlMessage message{control::Kind::signal};
+  message.id = id;
+  message.number = sig;
+  return send(message);
+}
+
+std::optional<ExitInfo> SupervisedSandbox::next_exit() {
+  std::lock_guard lock(mutex_);
+  if (exits_.empty()) return std::nullopt;
+  ExitInfo info = std::move(exits_.front());
+  exits_.pop_front();
+  if (exits_.empty()) eventfd_clear(exits_ready_.get());
+  return info;
+}
+
+Result<ExitInfo> SupervisedSandbox::wait(uint64_t id) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    for (auto it = exits_.begin(); it != exits_.end(); ++it) {
+      if (it->id != id) continue;
+      ExitInfo info = std::move(*it);
+      exits_.erase(it);
+      if (exits_.empty()) eventfd_clear(exits_ready_.get());
+      return info;
+    }
+    if (!live_.count(id)) return Status::from_errno(ECHILD, "wait: no running process " + std::to_string(id));
+    const size_t exits_before = exits_.size();
+    if (!wait_until(lock, [&] { return exits_.size() != exits_before || !live_.count(id); })) {
+      return Status::error("wait: the sandbox's monitor stopped");
+    }
+  }
+}
+
+void SupervisedSandbox::start_repo_guard() {
+  std::vector<std::string> roots, skip;
+  for (const MountStep& step : spec_.mounts) {
+    if (step.kind == MountStep::Kind::bind_rw) roots.push_back(step.target);  // a policy path: target == source
+    if (step.kind == MountStep::Kind::protect) skip.push_back(step.target);   // read-only inside
+  }
+  if (!roots.empty()) repo_guard_ = std::make_unique<RepoGuard>(roots, RepoGuard::start_time(), skip);
+}
+
+void SupervisedSandbox::report_host_integrity(bool with_protected) {
+  std::lock_guard lock(integrity_mutex_);
+  if (with_protected) {
+    std::vector<std::string> fresh;
+    for (const auto& change : protect_.changes()) {
+      if (std::find(protected_reported_.begin(), protected_reported_.end(), change) != protected_reported_.end()) {
+        continue;
+      }
+      protected_reported_.push_back(change);
+      fresh.push_back(change);
+    }
+    if (!fresh.empty()) events_.emit({{"event", "protected_changed"}, {"paths", fresh}});
+  }
+  if (!repo_guard_) return;
+  start_repo_snapshot(/*now=*/true);  // no-op when one was taken
+  for (const RepoFinding& finding : repo_guard_->check()) {
+    events_.emit({{"event", "repo_neutralised"},
+                  {"path", finding.path},
+                  {"found", finding.found},
+                  {"action", finding.action}});
+  }
+}
+
+void SupervisedSandbox::check_host_integrity() { report_host_integrity(true); }
+
+void SupervisedSandbox::answer_ask(uint64_t ask_id, relay::AskAnswer answer) {
+  if (relay_) relay_->answer(ask_id, answer);
+}
+
+void SupervisedSandbox::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    if (shut_down_) return;
+    shut_down_ = true;
+    stopping_ = true;  // exits reported from here on say "sandbox shut down"
+  }
+  if (init_pidfd_) sys::pidfd_send_signal(init_pidfd_.get(), SIGKILL, nullptr, 0);
+  // While the kernel tears the sandbox down (in init's exit), the supervisor stops its own threads.
+  if (monitor_thread_.joinable()) {
+    eventfd_set(wake_.get());
+    monitor_thread_.join();
+  }
+  if (relay_) relay_->stop();
+  if (init_pid_ > 0) {
+    // init is pid 1 of its namespace: this returns once every process inside is gone.
+    while (::waitpid(init_pid_, nullptr, 0) < 0 && errno == EINTR) {}
+    init_pid_ = -1;
+  }
+  trace_startup("supervisor: init reaped");
+  {
+    std::lock_guard lock(mutex_);
+    if (!init_gone_) on_init_gone();
+  }
+  notifier_.reset();
+  if (limits_) limits_->teardown();
+  janitor_.release();
+  // Nothing inside runs any more: what the run left for the host is final.
+  report_host_integrity(true);
+}
+
+}  // namespace oishell
