@@ -5,6 +5,7 @@
 #include <linux/openat2.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -264,9 +265,7 @@ void Broker::start(Request& r) {
   }
   // A socket of the sandbox's network namespace, or one the broker installed (or one passed in from outside):
   // the latter never connects anywhere again.
-  UniqueFd netns(::ioctl(r.sock.get(), SIOCGSKNS));
-  struct stat ns {};
-  if (!netns || ::fstat(netns.get(), &ns) != 0 || ns.st_ino != ctx_.sandbox_netns) {
+  if (!in_sandbox_netns(r.sock.get())) {
     respond(r, 0, EISCONN);
     return;
   }
@@ -286,6 +285,20 @@ void Broker::start(Request& r) {
   } else {
     connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);  // netlink: per namespace
   }
+}
+
+bool Broker::in_sandbox_netns(int sock) {
+  // Fast: the namespace's cookie (SO_NETNS_COOKIE, one call, never reused while the machine runs), known once a
+  // socket of the sandbox's was seen the slow way (SIOCGSKNS opens the namespace: its inode is compared).
+  uint64_t cookie = 0;
+  socklen_t len = sizeof cookie;
+  const bool has_cookie = ::getsockopt(sock, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) == 0 && len == sizeof cookie;
+  if (has_cookie && sandbox_netns_cookie_ != 0) return cookie == sandbox_netns_cookie_;
+  UniqueFd netns(::ioctl(sock, SIOCGSKNS));
+  struct stat ns {};
+  if (!netns || ::fstat(netns.get(), &ns) != 0 || ns.st_ino != ctx_.sandbox_netns) return false;
+  if (has_cookie) sandbox_netns_cookie_ = cookie;
+  return true;
 }
 
 bool Broker::own_tmpfs(const Caller& caller, dev_t dev) {
@@ -535,13 +548,23 @@ void Broker::try_next_candidate(Request& r) {
     }
     r.own = std::move(fd);
     r.wait = Request::Wait::own_socket;
-    // A near destination (loopback, the LAN) has often answered by now: no trip through the loop.
-    pollfd ready{r.own.get(), POLLOUT, 0};
-    if (::poll(&ready, 1, 0) == 1) {
-      on_writable(r);
+    // A near destination (loopback, the LAN) has often answered by now: no trip through the loop. The state is one
+    // call (TCP_INFO's first byte); the error of a failed connect is read on the way through on_writable().
+    tcp_info info{};
+    socklen_t info_len = sizeof info.tcpi_state;
+    const bool known = ::getsockopt(r.own.get(), IPPROTO_TCP, TCP_INFO, &info, &info_len) == 0 && info_len >= 1;
+    if (known && info.tcpi_state == TCP_ESTABLISHED) {
+      finish_own_connect(r, 0);
       return;
     }
-    wait_writable(r, r.own.get());
+    if (known && info.tcpi_state == TCP_CLOSE) {  // refused or unreachable already
+      int err = 0;
+      socklen_t len = sizeof err;
+      if (getsockopt(r.own.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      finish_own_connect(r, err != 0 ? err : ECONNREFUSED);  // never installs a socket that is not established
+      return;
+    }
+    wait_writable(r, r.own.get());  // SYN sent: the loop says when it is done
     return;
   }
   relay::emit_error(*ctx_.events, r.host, r.port, r.last_error);
@@ -579,6 +602,10 @@ void Broker::on_writable(Request& r) {
     return;
   }
   if (r.wait != Request::Wait::own_socket) return;
+  finish_own_connect(r, err);
+}
+
+void Broker::finish_own_connect(Request& r, int err) {
   if (r.registered >= 0) ctx_.loop->remove(r.registered);
   r.registered = -1;
   r.wait = Request::Wait::none;
@@ -597,7 +624,7 @@ void Broker::install(Request& r) {
     ssize_t n = ::send(r.own.get(), r.data.data(), r.data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     value = n < 0 ? 0 : n;
   }
-  ::fcntl(r.own.get(), F_SETFL, r.callers_nonblocking ? O_NONBLOCK : 0);
+  if (!r.callers_nonblocking) ::fcntl(r.own.get(), F_SETFL, 0);  // made O_NONBLOCK
   auto cloexec = r.caller->fd_cloexec(r.callers_fd);
   seccomp_notif_addfd add{};
   add.id = r.n.id;

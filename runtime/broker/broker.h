@@ -100,10 +100,14 @@ class Broker {
   void connect_callers_socket(Request& r, const sockaddr* addr, socklen_t len);
   void wait_writable(Request& r, int fd);
   void on_writable(Request& r);
+  // The supervisor's own socket has connected (err 0) or failed: install it, or try the next address.
+  void finish_own_connect(Request& r, int err);
   void finish_callers_connect(Request& r, int err);
   void respond(Request& r, int64_t value, int err);
   void deny(Request& r, std::string_view protocol, std::string_view host, uint16_t port, std::string_view reason,
             std::string_view rule, int err);
+  // A socket of the sandbox's own network namespace (not one the broker installed, nor one passed in).
+  bool in_sandbox_netns(int sock);
   bool own_tmpfs(const Caller& caller, dev_t dev);
   // Bound by a socket of the sandbox's own network namespace (sandbox_unix_sockets.h).
   bool bound_inside(const struct stat& st);
@@ -114,6 +118,7 @@ class Broker {
   relay::TimerQueue timers_;
   std::vector<dev_t> own_tmpfs_devs_;
   bool own_tmpfs_known_ = false;
+  uint64_t sandbox_netns_cookie_ = 0;  // 0 until a socket of the sandbox's was seen
   std::optional<SandboxUnixSockets> sandbox_sockets_;
   bool sandbox_sockets_failed_ = false;
 };

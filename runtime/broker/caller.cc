@@ -39,14 +39,15 @@ Result<Caller> Caller::open(int notify_fd, uint64_t id, pid_t tid) {
     if (tgid > 0) pidfd.reset(sys::pidfd_open(tgid, 0));
   }
   if (!pidfd) return Status::from_errno(errno, "pidfd_open(" + std::to_string(tid) + ")");
-  Caller caller(notify_fd, id, tid, std::move(pidfd));
-  if (!caller.valid()) return Status::from_errno(ENOENT, "seccomp notification " + std::to_string(id));
-  return caller;
+  // Not checked here: the pidfd is proved to be the caller's by the first check after it (read() or take_fd()).
+  return Caller(notify_fd, id, tid, std::move(pidfd));
 }
 
 bool Caller::valid() const {
   uint64_t id = id_;
-  return ::ioctl(notify_fd_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+  const bool alive = ::ioctl(notify_fd_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+  if (alive) pidfd_proved_ = true;
+  return alive;
 }
 
 Status Caller::read(uint64_t address, void* out, size_t size) const {
@@ -63,7 +64,9 @@ Status Caller::read(uint64_t address, void* out, size_t size) const {
 Result<UniqueFd> Caller::take_fd(int fd) const {
   UniqueFd copy(sys::pidfd_getfd(pidfd_.get(), fd, 0));
   if (!copy) return Status::from_errno(errno, "pidfd_getfd(" + std::to_string(fd) + ")");
-  return copy;  // the pidfd is the caller itself (checked when opened): no pid reuse to fear
+  // The caller alive after the pidfd was opened means the pidfd is the caller (its tid cannot have been reused).
+  if (!pidfd_proved_ && !valid()) return Status::from_errno(ENOENT, "seccomp notification (caller gone)");
+  return copy;
 }
 
 Result<bool> Caller::fd_cloexec(int fd) const {

@@ -1,7 +1,8 @@
 #pragma once
 // The process behind one seccomp notification, seen from the supervisor: its memory, its fds, its cwd and root.
 // Every read is followed by the notification-id check: what was read came from the thread that made the call and
-// is still waiting for the answer (a pid reused in between fails the check).
+// is still waiting for the answer (a pid reused in between fails the check). The first check after open() also
+// proves the pidfd (take_fd() makes one when no read came before it).
 #include <sys/types.h>
 
 #include <cstdint>
@@ -38,6 +39,7 @@ class Caller {
   uint64_t id_;
   pid_t tid_;
   UniqueFd pidfd_;
+  mutable bool pidfd_proved_ = false;  // a check passed since the pidfd was opened
 };
 
 }  // namespace oishell::broker
