@@ -21,6 +21,7 @@
 
 #include "base/unique_fd.h"
 #include "harness.h"
+#include "host_servers.h"
 #include "sandbox_fixture.h"
 
 namespace oishell::test {
@@ -178,79 +179,6 @@ TEST(BrokerLoopback, AThousandParallelConnects) {
 
 namespace oishell::test {
 namespace {
-
-// A TCP server on the host's 127.0.0.1 (or ::1): each client gets `banner`, then what it sent first is kept.
-class HostTcpServer {
- public:
-  HostTcpServer(const char* banner, bool v6 = false)
-      : fd_(::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)), banner_(banner) {
-    sockaddr_storage addr{};
-    socklen_t len;
-    if (v6) {
-      auto* in6 = reinterpret_cast<sockaddr_in6*>(&addr);
-      in6->sin6_family = AF_INET6;
-      in6->sin6_addr = in6addr_loopback;
-      len = sizeof *in6;
-    } else {
-      auto* in = reinterpret_cast<sockaddr_in*>(&addr);
-      in->sin_family = AF_INET;
-      in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      len = sizeof *in;
-    }
-    ok_ = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd_.get(), 128) == 0 &&
-          ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-    port_ = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-    if (ok_) {
-      thread_ = std::thread([this] {
-        while (!stop_) {
-          int c = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-          if (c < 0) continue;
-          ++accepted_;
-          [[maybe_unused]] ssize_t n = ::send(c, banner_.data(), banner_.size(), MSG_NOSIGNAL);
-          char buf[512];
-          timeval tv{2, 0};
-          setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-          ssize_t got = ::recv(c, buf, sizeof buf, 0);
-          if (got > 0) {
-            std::lock_guard lock(mu_);
-            received_.append(buf, static_cast<size_t>(got));
-          }
-          ::close(c);
-        }
-      });
-    }
-  }
-  ~HostTcpServer() {
-    stop_ = true;
-    if (thread_.joinable()) {
-      ::shutdown(fd_.get(), SHUT_RDWR);
-      thread_.join();
-    }
-  }
-  bool ok() const { return ok_; }
-  std::string port() const { return std::to_string(port_); }
-  int accepted() const { return accepted_; }
-  std::string received() {
-    std::lock_guard lock(mu_);
-    return received_;
-  }
-  // What was received once `needle` is in it, or after 3 s (the server thread records after the client is done).
-  std::string received_with(const std::string& needle) {
-    for (int i = 0; i < 300 && received().find(needle) == std::string::npos; ++i) ::usleep(10'000);
-    return received();
-  }
-
- private:
-  UniqueFd fd_;
-  std::string banner_;
-  bool ok_ = false;
-  uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> accepted_{0};
-  std::mutex mu_;
-  std::string received_;
-  std::thread thread_;
-};
 
 // A policy whose names are pinned to the host's loopback (hermetic): direct.example (inspect: false, any port),
 // inspected.example (inspected), port.example (inspect: false, only `port`); denied.example is pinned but not
