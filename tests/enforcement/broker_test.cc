@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/unique_fd.h"
 #include "harness.h"
@@ -27,21 +28,23 @@
 namespace oishell::test {
 namespace {
 
-// A unix stream server on the host at `path` that writes `reply` to each client, on its own thread.
+// A unix stream server on the host at `path` that writes `reply` to each client, on its own thread, with the
+// sockets `pass` (SCM_RIGHTS; the caller keeps them open) when given.
 class HostUnixServer {
  public:
-  HostUnixServer(const std::string& path, char reply) : fd_(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+  HostUnixServer(const std::string& path, char reply, std::vector<int> pass = {})
+      : fd_(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     ok_ = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd_.get(), 64) == 0;
     if (ok_) {
-      thread_ = std::thread([this, reply] {
+      thread_ = std::thread([this, reply, pass = std::move(pass)] {
         while (!stop_) {
           int c = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
           if (c < 0) continue;
           ++accepted_;
-          [[maybe_unused]] ssize_t n = ::send(c, &reply, 1, MSG_NOSIGNAL);
+          send_reply(c, reply, pass);
           ::close(c);
         }
       });
@@ -66,6 +69,24 @@ class HostUnixServer {
   }
 
  private:
+  static void send_reply(int c, char reply, const std::vector<int>& pass) {
+    iovec iov{&reply, 1};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    std::vector<char> control(CMSG_SPACE(pass.size() * sizeof(int)));
+    if (!pass.empty()) {
+      msg.msg_control = control.data();
+      msg.msg_controllen = control.size();
+      cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+      cmsg->cmsg_level = SOL_SOCKET;
+      cmsg->cmsg_type = SCM_RIGHTS;
+      cmsg->cmsg_len = CMSG_LEN(pass.size() * sizeof(int));
+      std::memcpy(CMSG_DATA(cmsg), pass.data(), pass.size() * sizeof(int));
+    }
+    [[maybe_unused]] ssize_t n = ::sendmsg(c, &msg, MSG_NOSIGNAL);
+  }
+
   UniqueFd fd_;
   bool ok_ = false;
   std::string path_;
@@ -309,6 +330,54 @@ TEST(BrokerTcp, NonBlockingConnectFastOpenAndIpv6) {
       "s = socket.socket(socket.AF_INET6); s.connect((a, " + server6.port() + "))\n"
       "print(a.startswith('fd6f:'), s.recv(3))\n";
   EXPECT_EQ("True b'v6\\n'\n", python_in_sandbox(tcp_policy(dir, server.port()), v6));
+}
+
+// A socket the broker installed is the supervisor's, of the host's network namespace: it keeps its one destination.
+// Without the broker, connect(AF_UNSPEC) dissolves a TCP connection (0), after which the socket can connect
+// anywhere the host can, or listen on the host's network.
+TEST(BrokerTcp, AnInstalledSocketCannotBeRepointed) {
+  HostTcpServer server("allowed\n");
+  HostTcpServer other("other\n");
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE(other.ok());
+  TempDir dir;
+  SandboxRun run = run_sandboxed({"--policy", tcp_policy(dir, server.port())},
+                                 {probe_bin(), "repoint_tcp", "direct.example", server.port(), "127.0.0.1",
+                                  other.port()});
+  // AF_UNSPEC and the other address: the broker's EISCONN; listen: the kernel's EINVAL on a connected socket.
+  // The neighbour: the same socket still carries data both ways to the allowed server.
+  EXPECT_EQ("unspec=EISCONN other=EISCONN listen=EINVAL recv=allowed\n", run.out) << run.err;
+  EXPECT_EQ("after-repoint", server.received_with("after-repoint"));
+  EXPECT_EQ(1, server.accepted());
+  EXPECT_EQ(0, other.accepted());
+  // The same steps on the host: the connection is dissolved and the socket reaches the other server.
+  EXPECT_EQ("unspec=ok other=ok listen=EINVAL recv=other",
+            probe_on_host({"repoint_tcp", "127.0.0.1", server.port(), "127.0.0.1", other.port()}));
+  EXPECT_EQ(1, other.accepted());
+}
+
+// Sockets of the host's network namespace passed in over a listed unix socket (SCM_RIGHTS) are not brokered
+// either: an unconnected one cannot be connected (it would reach the host's loopback), a connected one cannot be
+// dissolved; the connected one still carries data.
+TEST(BrokerTcp, SocketsPassedInFromOutsideCannotBeRepointed) {
+  SandboxWorkspace w;
+  HostTcpServer server("passed\n");
+  ASSERT_TRUE(server.ok());
+  UniqueFd connected = connect_host_tcp(static_cast<uint16_t>(std::stoi(server.port())));
+  UniqueFd unconnected(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(connected);
+  ASSERT_TRUE(unconnected);
+  const std::string path = w.outside() + "/passer.sock";
+  HostUnixServer passer(path, 'P', {connected.get(), unconnected.get()});
+  ASSERT_TRUE(passer.ok());
+  EXPECT_EQ("unconnected=EISCONN unspec=EISCONN recv=passed",
+            w.probe({"passed_sockets", path, server.port()}, {"--ro", w.outside(), "--unix", path}));
+  EXPECT_EQ("passed-in", server.received_with("passed-in"));
+  EXPECT_EQ(1, server.accepted());  // the host's own connection only
+  // The same sockets in a program on the host: the unconnected one reaches the server, the other is dissolved
+  // (reset: a send on it then fails).
+  EXPECT_EQ("unconnected=ok unspec=ok recv=send:ECONNRESET", probe_on_host({"passed_sockets", path, server.port()}));
+  EXPECT_EQ(2, server.accepted());
 }
 
 // An upstream DNS server on the host's loopback for the supervisor (OISHELL_DNS_SERVERS): answers every A
