@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -330,6 +331,35 @@ TEST(BrokerTcp, NonBlockingConnectFastOpenAndIpv6) {
       "s = socket.socket(socket.AF_INET6); s.connect((a, " + server6.port() + "))\n"
       "print(a.startswith('fd6f:'), s.recv(3))\n";
   EXPECT_EQ("True b'v6\\n'\n", python_in_sandbox(tcp_policy(dir, server.port()), v6));
+}
+
+// nc (netcat-openbsd) ignores the proxy variables and resolves names itself: the DNS stub answers, the broker
+// connects. Without the sandbox's DNS stub and broker it would reach any address the host reaches.
+TEST(BrokerTcp, NetcatReachesAnAllowedNameOnly) {
+  std::error_code ec;
+  ASSERT_EQ("nc.openbsd", std::filesystem::canonical("/usr/bin/nc", ec).filename().string())
+      << "this test needs netcat-openbsd as /usr/bin/nc (tools/dev installs it): " << ec.message();
+  HostTcpServer server("hello from the host\n");
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  const std::string policy = tcp_policy(dir, server.port());
+  SandboxRun run = run_sandboxed({"--policy", policy},
+                                 {"/bin/sh", "-c", "echo nc-ping | /usr/bin/nc -N direct.example " + server.port()});
+  EXPECT_EQ(0, run.status) << run.err;
+  EXPECT_EQ("hello from the host\n", run.out) << run.err;
+  EXPECT_EQ("nc-ping\n", server.received_with("nc-ping"));
+  // The neighbours: an allowed name on a port its rule does not list is refused at connect (EACCES)...
+  const std::string other_port = std::to_string(std::stoi(server.port()) == 65535 ? 1 : std::stoi(server.port()) + 1);
+  run = run_sandboxed({"--policy", policy}, {"/usr/bin/nc", "-v", "-N", "port.example", other_port});
+  EXPECT_EQ(1, run.status) << run.err;
+  EXPECT_NE(std::string::npos, run.err.find("port " + other_port + " (tcp) failed: Permission denied")) << run.err;
+  // ... and a pinned name no rule allows has no address (NXDOMAIN from the stub).
+  run = run_sandboxed({"--policy", policy}, {"/usr/bin/nc", "-v", "-N", "denied.example", server.port()});
+  EXPECT_EQ(1, run.status) << run.err;
+  EXPECT_NE(std::string::npos,
+            run.err.find("getaddrinfo for host \"denied.example\" port " + server.port() + ": Name or service not known"))
+      << run.err;
+  EXPECT_EQ(1, server.accepted());
 }
 
 // A socket the broker installed is the supervisor's, of the host's network namespace: it keeps its one destination.
