@@ -4,6 +4,10 @@
 // through a symlink), and a sockaddr rewritten while the connect is pending never reaches it.
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -11,17 +15,21 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "runtime/sys/syscalls.h"
 #include "harness.h"
 #include "host_servers.h"
 #include "sandbox_fixture.h"
@@ -408,6 +416,98 @@ TEST(BrokerTcp, SocketsPassedInFromOutsideCannotBeRepointed) {
   // (reset: a send on it then fails).
   EXPECT_EQ("unconnected=ok unspec=ok recv=send:ECONNRESET", probe_on_host({"passed_sockets", path, server.port()}));
   EXPECT_EQ(2, server.accepted());
+}
+
+// The states ("01" established, "02" SYN sent, ...) of this network namespace's TCP sockets whose remote port is
+// `port` (/proc/net/tcp).
+std::vector<std::string> tcp_states_to(uint16_t port) {
+  char remote_port[8];
+  std::snprintf(remote_port, sizeof remote_port, ":%04X", port);
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);  // the header
+  std::vector<std::string> states;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (remote.ends_with(remote_port)) states.push_back(state);
+  }
+  return states;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// `oishell run` in the background; SIGKILLed and reaped when the test leaves early.
+struct BackgroundSupervisor {
+  BackgroundOishell started;
+  UniqueFd stderr_fd{started.stderr_fd};
+  bool reaped = false;
+  int kill_and_reap() {
+    ::kill(started.pid, SIGKILL);
+    int status = wait_for_exit(started.pid, 10'000);
+    reaped = status != -1;
+    return status;
+  }
+  std::string stderr_text() {
+    std::string text;
+    char buf[4096];
+    ::fcntl(stderr_fd.get(), F_SETFL, O_NONBLOCK);
+    for (ssize_t n; (n = ::read(stderr_fd.get(), buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+    return text;
+  }
+  ~BackgroundSupervisor() {
+    if (!reaped) kill_and_reap();
+  }
+};
+
+// A connect pending in the broker when the supervisor is SIGKILLed. The kernel fails a pending notification whose
+// listener is gone (ENOSYS), and sandbox init follows the supervisor (PDEATHSIG), taking every process of the
+// sandbox with it: whether the caller runs between the two is a race. It either reports ENOSYS and a socket not
+// connected (ENOTCONN) or is killed before it returns; never a connection. Every process of the sandbox exits,
+// and the supervisor's own half-open connection goes with it.
+TEST(BrokerTcp, ASupervisorKilledMidConnectLeavesNothingConnected) {
+  // An upstream that drops SYNs (its one-place accept queue is full), so the broker's connect stays pending.
+  HostTcpListener upstream(false, /*backlog=*/0);
+  ASSERT_TRUE(upstream.ok());
+  UniqueFd filler = connect_host_tcp(upstream.port());
+  ASSERT_TRUE(filler);
+  SandboxWorkspace w;
+  TempDir dir;
+  const std::string port = std::to_string(upstream.port());
+  const std::string policy = tcp_policy(dir, port);
+  const std::string outcome = w.ws() + "/outcome";
+  const std::vector<std::string> args = {"--policy", policy, "--workspace", w.ws(), "--ro",
+                                         std::filesystem::path(probe_bin()).parent_path().string()};
+  BackgroundSupervisor supervisor{start_oishell(args, {probe_bin(), "pending_connect", "direct.example", port, outcome})};
+  bool pending = false;
+  for (int i = 0; i < 1000 && !pending; ++i) {
+    pending = has(tcp_states_to(upstream.port()), "02");  // the supervisor's SYN, unanswered
+    if (!pending) ::usleep(10'000);
+  }
+  ASSERT_TRUE(pending) << "the broker's connect never started: " << supervisor.stderr_text();
+  const std::vector<pid_t> sandbox = descendants_of(supervisor.started.pid);  // init, the caller (, the janitor)
+  ASSERT_GE(sandbox.size(), 2u);
+  std::vector<UniqueFd> pidfds;
+  for (pid_t pid : sandbox) pidfds.emplace_back(sys::pidfd_open(pid, 0));
+  const int status = supervisor.kill_and_reap();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  for (size_t i = 0; i < sandbox.size(); ++i) {
+    pollfd exited{pidfds[i].get(), POLLIN, 0};
+    EXPECT_TRUE(!pidfds[i] || ::poll(&exited, 1, 10'000) == 1) << "process " << sandbox[i] << " still runs";
+  }
+  const std::string reported = SandboxWorkspace::read(outcome);
+  EXPECT_TRUE(reported.empty() || reported == "connect=ENOSYS peer=ENOTCONN\n") << reported;
+  std::printf("[          ] the caller %s\n", reported.empty() ? "was killed before its connect returned"
+                                                                 : "saw its connect fail (ENOSYS)");
+  // Only the filler's connection is left towards the upstream: the supervisor's SYN_SENT socket was closed.
+  EXPECT_EQ(std::vector<std::string>{"01"}, tcp_states_to(upstream.port()));
+  // The neighbour: the same connect to an upstream that accepts, with the supervisor alive, connects.
+  HostTcpServer server("");
+  ASSERT_TRUE(server.ok());
+  SandboxRun run = run_sandboxed({"--policy", policy, "--workspace", w.ws()},
+                                 {probe_bin(), "pending_connect", "direct.example", server.port(), outcome});
+  EXPECT_EQ("connect=ok peer=ok\n", run.out) << run.err;
 }
 
 // An upstream DNS server on the host's loopback for the supervisor (OISHELL_DNS_SERVERS): answers every A
