@@ -391,7 +391,7 @@ TEST(BrokerTcp, AnInstalledSocketCannotBeRepointed) {
   // The same steps on the host: the connection is dissolved and the socket reaches the other server.
   EXPECT_EQ("unspec=ok other=ok listen=EINVAL recv=other",
             probe_on_host({"repoint_tcp", "127.0.0.1", server.port(), "127.0.0.1", other.port()}));
-  EXPECT_EQ(1, other.accepted());
+  EXPECT_EQ(1, other.wait_accepted(1));
 }
 
 // Sockets of the host's network namespace passed in over a listed unix socket (SCM_RIGHTS) are not brokered
@@ -415,7 +415,7 @@ TEST(BrokerTcp, SocketsPassedInFromOutsideCannotBeRepointed) {
   // The same sockets in a program on the host: the unconnected one reaches the server, the other is dissolved
   // (reset: a send on it then fails).
   EXPECT_EQ("unconnected=ok unspec=ok recv=send:ECONNRESET", probe_on_host({"passed_sockets", path, server.port()}));
-  EXPECT_EQ(2, server.accepted());
+  EXPECT_EQ(2, server.wait_accepted(2));
 }
 
 // The states ("01" established, "02" SYN sent, ...) of this network namespace's TCP sockets whose remote port is

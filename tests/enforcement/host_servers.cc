@@ -66,6 +66,11 @@ void HostTcpServer::serve() {
   }
 }
 
+int HostTcpServer::wait_accepted(int n) const {
+  for (int i = 0; i < 500 && accepted_ < n; ++i) ::usleep(10'000);
+  return accepted_;
+}
+
 std::string HostTcpServer::received() {
   std::lock_guard lock(mu_);
   return received_;

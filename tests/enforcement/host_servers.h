@@ -37,6 +37,9 @@ class HostTcpServer {
   bool ok() const { return listener_.ok(); }
   std::string port() const { return std::to_string(listener_.port()); }
   int accepted() const { return accepted_; }
+  // Waits (up to 5 s) until the server thread has taken `n` connections: a client's connect returns before the
+  // server's accept does. Returns accepted().
+  int wait_accepted(int n) const;
   std::string received();
   // What was received once `needle` is in it, or after 3 s (the server thread records after the client is done).
   std::string received_with(const std::string& needle);
