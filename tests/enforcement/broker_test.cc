@@ -4,6 +4,10 @@
 // through a symlink), and a sockaddr rewritten while the connect is pending never reaches it.
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -11,36 +15,45 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstddef>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/unique_fd.h"
+#include "runtime/sys/syscalls.h"
 #include "harness.h"
+#include "host_servers.h"
 #include "sandbox_fixture.h"
 
 namespace oishell::test {
 namespace {
 
-// A unix stream server on the host at `path` that writes `reply` to each client, on its own thread.
+// A unix stream server on the host at `path` that writes `reply` to each client, on its own thread, with the
+// sockets `pass` (SCM_RIGHTS; the caller keeps them open) when given.
 class HostUnixServer {
  public:
-  HostUnixServer(const std::string& path, char reply) : fd_(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+  HostUnixServer(const std::string& path, char reply, std::vector<int> pass = {})
+      : fd_(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     ok_ = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd_.get(), 64) == 0;
     if (ok_) {
-      thread_ = std::thread([this, reply] {
+      thread_ = std::thread([this, reply, pass = std::move(pass)] {
         while (!stop_) {
           int c = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
           if (c < 0) continue;
           ++accepted_;
-          [[maybe_unused]] ssize_t n = ::send(c, &reply, 1, MSG_NOSIGNAL);
+          send_reply(c, reply, pass);
           ::close(c);
         }
       });
@@ -65,6 +78,24 @@ class HostUnixServer {
   }
 
  private:
+  static void send_reply(int c, char reply, const std::vector<int>& pass) {
+    iovec iov{&reply, 1};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    std::vector<char> control(CMSG_SPACE(pass.size() * sizeof(int)));
+    if (!pass.empty()) {
+      msg.msg_control = control.data();
+      msg.msg_controllen = control.size();
+      cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+      cmsg->cmsg_level = SOL_SOCKET;
+      cmsg->cmsg_type = SCM_RIGHTS;
+      cmsg->cmsg_len = CMSG_LEN(pass.size() * sizeof(int));
+      std::memcpy(CMSG_DATA(cmsg), pass.data(), pass.size() * sizeof(int));
+    }
+    [[maybe_unused]] ssize_t n = ::sendmsg(c, &msg, MSG_NOSIGNAL);
+  }
+
   UniqueFd fd_;
   bool ok_ = false;
   std::string path_;
@@ -178,79 +209,6 @@ TEST(BrokerLoopback, AThousandParallelConnects) {
 
 namespace oishell::test {
 namespace {
-
-// A TCP server on the host's 127.0.0.1 (or ::1): each client gets `banner`, then what it sent first is kept.
-class HostTcpServer {
- public:
-  HostTcpServer(const char* banner, bool v6 = false)
-      : fd_(::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)), banner_(banner) {
-    sockaddr_storage addr{};
-    socklen_t len;
-    if (v6) {
-      auto* in6 = reinterpret_cast<sockaddr_in6*>(&addr);
-      in6->sin6_family = AF_INET6;
-      in6->sin6_addr = in6addr_loopback;
-      len = sizeof *in6;
-    } else {
-      auto* in = reinterpret_cast<sockaddr_in*>(&addr);
-      in->sin_family = AF_INET;
-      in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      len = sizeof *in;
-    }
-    ok_ = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd_.get(), 128) == 0 &&
-          ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-    port_ = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-    if (ok_) {
-      thread_ = std::thread([this] {
-        while (!stop_) {
-          int c = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-          if (c < 0) continue;
-          ++accepted_;
-          [[maybe_unused]] ssize_t n = ::send(c, banner_.data(), banner_.size(), MSG_NOSIGNAL);
-          char buf[512];
-          timeval tv{2, 0};
-          setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-          ssize_t got = ::recv(c, buf, sizeof buf, 0);
-          if (got > 0) {
-            std::lock_guard lock(mu_);
-            received_.append(buf, static_cast<size_t>(got));
-          }
-          ::close(c);
-        }
-      });
-    }
-  }
-  ~HostTcpServer() {
-    stop_ = true;
-    if (thread_.joinable()) {
-      ::shutdown(fd_.get(), SHUT_RDWR);
-      thread_.join();
-    }
-  }
-  bool ok() const { return ok_; }
-  std::string port() const { return std::to_string(port_); }
-  int accepted() const { return accepted_; }
-  std::string received() {
-    std::lock_guard lock(mu_);
-    return received_;
-  }
-  // What was received once `needle` is in it, or after 3 s (the server thread records after the client is done).
-  std::string received_with(const std::string& needle) {
-    for (int i = 0; i < 300 && received().find(needle) == std::string::npos; ++i) ::usleep(10'000);
-    return received();
-  }
-
- private:
-  UniqueFd fd_;
-  std::string banner_;
-  bool ok_ = false;
-  uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> accepted_{0};
-  std::mutex mu_;
-  std::string received_;
-  std::thread thread_;
-};
 
 // A policy whose names are pinned to the host's loopback (hermetic): direct.example (inspect: false, any port),
 // inspected.example (inspected), port.example (inspect: false, only `port`); denied.example is pinned but not
@@ -381,6 +339,175 @@ TEST(BrokerTcp, NonBlockingConnectFastOpenAndIpv6) {
       "s = socket.socket(socket.AF_INET6); s.connect((a, " + server6.port() + "))\n"
       "print(a.startswith('fd6f:'), s.recv(3))\n";
   EXPECT_EQ("True b'v6\\n'\n", python_in_sandbox(tcp_policy(dir, server.port()), v6));
+}
+
+// nc (netcat-openbsd) ignores the proxy variables and resolves names itself: the DNS stub answers, the broker
+// connects. Without the sandbox's DNS stub and broker it would reach any address the host reaches.
+TEST(BrokerTcp, NetcatReachesAnAllowedNameOnly) {
+  std::error_code ec;
+  ASSERT_EQ("nc.openbsd", std::filesystem::canonical("/usr/bin/nc", ec).filename().string())
+      << "this test needs netcat-openbsd as /usr/bin/nc (tools/dev installs it): " << ec.message();
+  HostTcpServer server("hello from the host\n");
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  const std::string policy = tcp_policy(dir, server.port());
+  SandboxRun run = run_sandboxed({"--policy", policy},
+                                 {"/bin/sh", "-c", "echo nc-ping | /usr/bin/nc -N direct.example " + server.port()});
+  EXPECT_EQ(0, run.status) << run.err;
+  EXPECT_EQ("hello from the host\n", run.out) << run.err;
+  EXPECT_EQ("nc-ping\n", server.received_with("nc-ping"));
+  // The neighbours: an allowed name on a port its rule does not list is refused at connect (EACCES)...
+  const std::string other_port = std::to_string(std::stoi(server.port()) == 65535 ? 1 : std::stoi(server.port()) + 1);
+  run = run_sandboxed({"--policy", policy}, {"/usr/bin/nc", "-v", "-N", "port.example", other_port});
+  EXPECT_EQ(1, run.status) << run.err;
+  EXPECT_NE(std::string::npos, run.err.find("port " + other_port + " (tcp) failed: Permission denied")) << run.err;
+  // ... and a pinned name no rule allows has no address (NXDOMAIN from the stub).
+  run = run_sandboxed({"--policy", policy}, {"/usr/bin/nc", "-v", "-N", "denied.example", server.port()});
+  EXPECT_EQ(1, run.status) << run.err;
+  EXPECT_NE(std::string::npos,
+            run.err.find("getaddrinfo for host \"denied.example\" port " + server.port() + ": Name or service not known"))
+      << run.err;
+  EXPECT_EQ(1, server.accepted());
+}
+
+// A socket the broker installed is the supervisor's, of the host's network namespace: it keeps its one destination.
+// Without the broker, connect(AF_UNSPEC) dissolves a TCP connection (0), after which the socket can connect
+// anywhere the host can, or listen on the host's network.
+TEST(BrokerTcp, AnInstalledSocketCannotBeRepointed) {
+  HostTcpServer server("allowed\n");
+  HostTcpServer other("other\n");
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE(other.ok());
+  TempDir dir;
+  SandboxRun run = run_sandboxed({"--policy", tcp_policy(dir, server.port())},
+                                 {probe_bin(), "repoint_tcp", "direct.example", server.port(), "127.0.0.1",
+                                  other.port()});
+  // AF_UNSPEC and the other address: the broker's EISCONN; listen: the kernel's EINVAL on a connected socket.
+  // The neighbour: the same socket still carries data both ways to the allowed server.
+  EXPECT_EQ("unspec=EISCONN other=EISCONN listen=EINVAL recv=allowed\n", run.out) << run.err;
+  EXPECT_EQ("after-repoint", server.received_with("after-repoint"));
+  EXPECT_EQ(1, server.accepted());
+  EXPECT_EQ(0, other.accepted());
+  // The same steps on the host: the connection is dissolved and the socket reaches the other server.
+  EXPECT_EQ("unspec=ok other=ok listen=EINVAL recv=other",
+            probe_on_host({"repoint_tcp", "127.0.0.1", server.port(), "127.0.0.1", other.port()}));
+  EXPECT_EQ(1, other.wait_accepted(1));
+}
+
+// Sockets of the host's network namespace passed in over a listed unix socket (SCM_RIGHTS) are not brokered
+// either: an unconnected one cannot be connected (it would reach the host's loopback), a connected one cannot be
+// dissolved; the connected one still carries data.
+TEST(BrokerTcp, SocketsPassedInFromOutsideCannotBeRepointed) {
+  SandboxWorkspace w;
+  HostTcpServer server("passed\n");
+  ASSERT_TRUE(server.ok());
+  UniqueFd connected = connect_host_tcp(static_cast<uint16_t>(std::stoi(server.port())));
+  UniqueFd unconnected(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(connected);
+  ASSERT_TRUE(unconnected);
+  const std::string path = w.outside() + "/passer.sock";
+  HostUnixServer passer(path, 'P', {connected.get(), unconnected.get()});
+  ASSERT_TRUE(passer.ok());
+  EXPECT_EQ("unconnected=EISCONN unspec=EISCONN recv=passed",
+            w.probe({"passed_sockets", path, server.port()}, {"--ro", w.outside(), "--unix", path}));
+  EXPECT_EQ("passed-in", server.received_with("passed-in"));
+  EXPECT_EQ(1, server.accepted());  // the host's own connection only
+  // The same sockets in a program on the host: the unconnected one reaches the server, the other is dissolved
+  // (reset: a send on it then fails).
+  EXPECT_EQ("unconnected=ok unspec=ok recv=send:ECONNRESET", probe_on_host({"passed_sockets", path, server.port()}));
+  EXPECT_EQ(2, server.wait_accepted(2));
+}
+
+// The states ("01" established, "02" SYN sent, ...) of this network namespace's TCP sockets whose remote port is
+// `port` (/proc/net/tcp).
+std::vector<std::string> tcp_states_to(uint16_t port) {
+  char remote_port[8];
+  std::snprintf(remote_port, sizeof remote_port, ":%04X", port);
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);  // the header
+  std::vector<std::string> states;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (remote.ends_with(remote_port)) states.push_back(state);
+  }
+  return states;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// `oishell run` in the background; SIGKILLed and reaped when the test leaves early.
+struct BackgroundSupervisor {
+  BackgroundOishell started;
+  UniqueFd stderr_fd{started.stderr_fd};
+  bool reaped = false;
+  int kill_and_reap() {
+    ::kill(started.pid, SIGKILL);
+    int status = wait_for_exit(started.pid, 10'000);
+    reaped = status != -1;
+    return status;
+  }
+  std::string stderr_text() {
+    std::string text;
+    char buf[4096];
+    ::fcntl(stderr_fd.get(), F_SETFL, O_NONBLOCK);
+    for (ssize_t n; (n = ::read(stderr_fd.get(), buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+    return text;
+  }
+  ~BackgroundSupervisor() {
+    if (!reaped) kill_and_reap();
+  }
+};
+
+// A connect pending in the broker when the supervisor is SIGKILLed. The kernel fails a pending notification whose
+// listener is gone (ENOSYS), and sandbox init follows the supervisor (PDEATHSIG), taking every process of the
+// sandbox with it: whether the caller runs between the two is a race. It either reports ENOSYS and a socket not
+// connected (ENOTCONN) or is killed before it returns; never a connection. Every process of the sandbox exits,
+// and the supervisor's own half-open connection goes with it.
+TEST(BrokerTcp, ASupervisorKilledMidConnectLeavesNothingConnected) {
+  // An upstream that drops SYNs (its one-place accept queue is full), so the broker's connect stays pending.
+  HostTcpListener upstream(false, /*backlog=*/0);
+  ASSERT_TRUE(upstream.ok());
+  UniqueFd filler = connect_host_tcp(upstream.port());
+  ASSERT_TRUE(filler);
+  SandboxWorkspace w;
+  TempDir dir;
+  const std::string port = std::to_string(upstream.port());
+  const std::string policy = tcp_policy(dir, port);
+  const std::string outcome = w.ws() + "/outcome";
+  const std::vector<std::string> args = {"--policy", policy, "--workspace", w.ws(), "--ro",
+                                         std::filesystem::path(probe_bin()).parent_path().string()};
+  BackgroundSupervisor supervisor{start_oishell(args, {probe_bin(), "pending_connect", "direct.example", port, outcome})};
+  bool pending = false;
+  for (int i = 0; i < 1000 && !pending; ++i) {
+    pending = has(tcp_states_to(upstream.port()), "02");  // the supervisor's SYN, unanswered
+    if (!pending) ::usleep(10'000);
+  }
+  ASSERT_TRUE(pending) << "the broker's connect never started: " << supervisor.stderr_text();
+  const std::vector<pid_t> sandbox = descendants_of(supervisor.started.pid);  // init, the caller (, the janitor)
+  ASSERT_GE(sandbox.size(), 2u);
+  std::vector<UniqueFd> pidfds;
+  for (pid_t pid : sandbox) pidfds.emplace_back(sys::pidfd_open(pid, 0));
+  const int status = supervisor.kill_and_reap();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  for (size_t i = 0; i < sandbox.size(); ++i) {
+    pollfd exited{pidfds[i].get(), POLLIN, 0};
+    EXPECT_TRUE(!pidfds[i] || ::poll(&exited, 1, 10'000) == 1) << "process " << sandbox[i] << " still runs";
+  }
+  const std::string reported = SandboxWorkspace::read(outcome);
+  EXPECT_TRUE(reported.empty() || reported == "connect=ENOSYS peer=ENOTCONN\n") << reported;
+  std::printf("[          ] the caller %s\n", reported.empty() ? "was killed before its connect returned"
+                                                                 : "saw its connect fail (ENOSYS)");
+  // Only the filler's connection is left towards the upstream: the supervisor's SYN_SENT socket was closed.
+  EXPECT_EQ(std::vector<std::string>{"01"}, tcp_states_to(upstream.port()));
+  // The neighbour: the same connect to an upstream that accepts, with the supervisor alive, connects.
+  HostTcpServer server("");
+  ASSERT_TRUE(server.ok());
+  SandboxRun run = run_sandboxed({"--policy", policy, "--workspace", w.ws()},
+                                 {probe_bin(), "pending_connect", "direct.example", server.port(), outcome});
+  EXPECT_EQ("connect=ok peer=ok\n", run.out) << run.err;
 }
 
 // An upstream DNS server on the host's loopback for the supervisor (OISHELL_DNS_SERVERS): answers every A

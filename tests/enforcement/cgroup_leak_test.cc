@@ -78,33 +78,6 @@ std::vector<std::string> cgroups_anywhere(const std::set<pid_t>& pids) {
   return found;
 }
 
-// Children of this process still there (the subreaper's orphans: sandbox init, the janitor).
-std::vector<pid_t> children_left() {
-  std::vector<pid_t> out;
-  const std::string self = std::to_string(::getpid());
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string stat = [&] {
-      std::FILE* f = std::fopen((entry.path() / "stat").c_str(), "r");
-      if (!f) return std::string();
-      char buf[512];
-      size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-      std::fclose(f);
-      return std::string(buf, n);
-    }();
-    // pid (comm) state ppid ...
-    size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    std::string state, ppid;
-    rest >> state >> ppid;
-    if (ppid == self) out.push_back(std::stoi(name));
-  }
-  return out;
-}
-
 struct LeakReport {
   int runs = 0;
   int cgroups_at_kill = 0;  // runs where oishell's cgroups existed when it was killed (the janitor had work)
@@ -173,7 +146,7 @@ LeakReport kill_during_startup(int min_runs, int seconds, bool kill_group) {
         if (done < 0 && errno == ECHILD) break;
         if (done > 0) continue;
         if (std::chrono::steady_clock::now() > deadline) {
-          for (pid_t left : children_left()) {
+          for (pid_t left : children_of(::getpid())) {  // the subreaper's orphans: init, the janitor
             say("problem process " + std::to_string(left) + " of the run of oishell " + std::to_string(run.pid) +
                 " still there 10 s after the kill");
             ::kill(left, SIGKILL);

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -166,6 +168,35 @@ int wait_for_exit(pid_t pid, int timeout_ms) {
 
 int shell_status(int wait_status) {
   return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+}
+
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  const std::string wanted = std::to_string(parent);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // pid (comm) state ppid ...
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    if (ppid == wanted) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+std::vector<pid_t> descendants_of(pid_t root) {
+  std::vector<pid_t> out = children_of(root);
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::vector<pid_t> more = children_of(out[i]);
+    out.insert(out.end(), more.begin(), more.end());
+  }
+  return out;
 }
 
 TempDir::TempDir() {

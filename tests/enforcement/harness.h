@@ -51,6 +51,10 @@ int wait_for_exit(pid_t pid, int timeout_ms);
 // A wait status as a shell reports it: the exit code, or 128+N for death by signal N.
 int shell_status(int wait_status);
 
+// The processes whose parent is `parent` now (from /proc; zombies included), and the whole tree below it.
+std::vector<pid_t> children_of(pid_t parent);
+std::vector<pid_t> descendants_of(pid_t root);
+
 // A fresh directory under $TMPDIR, removed (recursively) when the object dies.
 class TempDir {
  public:

@@ -1,9 +1,7 @@
 // The sandbox has its own network namespace: the host's loopback listeners and abstract unix sockets are not
 // there, Landlock allows TCP connect only to the relay's ports, and host socket files outside the policy's paths
 // do not exist inside.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -14,35 +12,11 @@
 
 #include "base/unique_fd.h"
 #include "harness.h"
+#include "host_servers.h"
 #include "sandbox_fixture.h"
 
 namespace oishell::test {
 namespace {
-
-// A listening socket on the host; port() is the kernel-chosen port.
-struct HostTcpListener {
-  explicit HostTcpListener(bool v6) : fd(::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_storage addr{};
-    socklen_t len;
-    if (v6) {
-      auto* in6 = reinterpret_cast<sockaddr_in6*>(&addr);
-      in6->sin6_family = AF_INET6;
-      in6->sin6_addr = in6addr_loopback;
-      len = sizeof *in6;
-    } else {
-      auto* in = reinterpret_cast<sockaddr_in*>(&addr);
-      in->sin_family = AF_INET;
-      in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      len = sizeof *in;
-    }
-    ok = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd.get(), 16) == 0 &&
-         ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-    port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-  }
-  UniqueFd fd;
-  bool ok = false;
-  uint16_t port = 0;
-};
 
 struct HostUnixListener {
   HostUnixListener(const std::string& name, bool abstract) : fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
@@ -59,9 +33,9 @@ struct HostUnixListener {
 
 TEST(Network, HostTcpListenerOnIpv4Loopback) {
   SandboxWorkspace w;
-  HostTcpListener host(false);
-  ASSERT_TRUE(host.ok);
-  const std::string port = std::to_string(host.port);
+  HostTcpListener host;
+  ASSERT_TRUE(host.ok());
+  const std::string port = std::to_string(host.port());
   EXPECT_EQ("ok", probe_on_host({"connect_tcp", "127.0.0.1", port}));
   // Landlock (TCP connect allowed to the relay ports only) answers before the sandbox's own, empty, loopback would
   // (ECONNREFUSED, below ABI 4): the host's 127.0.0.1 is in another network namespace anyway.
@@ -71,9 +45,9 @@ TEST(Network, HostTcpListenerOnIpv4Loopback) {
 
 TEST(Network, HostTcpListenerOnIpv6Loopback) {
   SandboxWorkspace w;
-  HostTcpListener host(true);
-  if (!host.ok) GTEST_SKIP() << "IPv6 loopback unavailable on the host (bind [::1]: " << strerror(errno) << ")";
-  const std::string port = std::to_string(host.port);
+  HostTcpListener host(/*v6=*/true);
+  if (!host.ok()) GTEST_SKIP() << "IPv6 loopback unavailable on the host (bind [::1]: " << strerror(errno) << ")";
+  const std::string port = std::to_string(host.port());
   EXPECT_EQ("ok", probe_on_host({"connect_tcp", "::1", port}));
   EXPECT_EQ(landlock_or(4, "EACCES", "ECONNREFUSED"), w.probe({"connect_tcp", "::1", port}));
   EXPECT_EQ("ok", w.probe({"connect_tcp", "::1", "3128"}));
@@ -90,10 +64,10 @@ TEST(Network, TcpServersInsideOnlyBelowLandlockAbi4) {
 
 TEST(Network, NoNetworkModeHasNoRelayEither) {
   SandboxWorkspace w;
-  HostTcpListener host(false);
-  ASSERT_TRUE(host.ok);
+  HostTcpListener host;
+  ASSERT_TRUE(host.ok());
   EXPECT_EQ(landlock_or(4, "EACCES", "ECONNREFUSED"),
-            w.probe({"connect_tcp", "127.0.0.1", std::to_string(host.port)}, {"--net", "none"}));
+            w.probe({"connect_tcp", "127.0.0.1", std::to_string(host.port())}, {"--net", "none"}));
   EXPECT_EQ(landlock_or(4, "EACCES", "ECONNREFUSED"), w.probe({"connect_tcp", "127.0.0.1", "3128"}, {"--net", "none"}));
   EXPECT_EQ("ok", w.probe({"self_unix", "@oishell-test-own"}, {"--net", "none"}));
 }

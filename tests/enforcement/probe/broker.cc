@@ -1,0 +1,133 @@
+// Sockets the connect broker handed over or that came from outside: attempts to point them elsewhere, and a
+// connect left pending in the broker.
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "probe.h"
+
+namespace {
+
+// "ok" or the errno name of the last call's result `rc`.
+std::string outcome(long rc) {
+  if (rc >= 0) return "ok";
+  const char* name = strerrorname_np(errno);
+  return name ? name : "EUNKNOWN";
+}
+
+// The first IPv4 stream address of HOST:PORT (a name goes through the sandbox's DNS stub).
+bool resolve(const std::string& host, const std::string& port, sockaddr_storage* addr, socklen_t* len) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0 || !found) return false;
+  std::memcpy(addr, found->ai_addr, found->ai_addrlen);
+  *len = found->ai_addrlen;
+  ::freeaddrinfo(found);
+  return true;
+}
+
+std::string connect_unspec(int fd) {
+  sockaddr unspec{};
+  unspec.sa_family = AF_UNSPEC;
+  return outcome(::connect(fd, &unspec, sizeof unspec));
+}
+
+// Sends `message`, then reads what the peer sent (up to 64 bytes, its last newline dropped), or the errno name.
+std::string exchange(int fd, const char* message) {
+  if (::send(fd, message, std::strlen(message), MSG_NOSIGNAL) < 0) return "send:" + outcome(-1);
+  char buf[64];
+  ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  if (n < 0) return "recv:" + outcome(-1);
+  std::string got(buf, static_cast<size_t>(n));
+  if (!got.empty() && got.back() == '\n') got.pop_back();
+  return got;
+}
+
+}  // namespace
+
+// Connects to HOST:PORT (through the broker: with `inspect: false` the socket is the supervisor's, installed here),
+// then tries to re-point it: connect(AF_UNSPEC) (the kernel's way to dissolve a TCP connection), connect to
+// OTHER_IP:OTHER_PORT, listen(); then sends "after-repoint" on it and reads what the server sent.
+// Prints "unspec=E other=E listen=E recv=BYTES".
+OI_PROBE("repoint_tcp", "HOST PORT OTHER_IP OTHER_PORT  (try to re-point a connected TCP socket)") {
+  if (args.size() != 4) return 2;
+  sockaddr_storage addr{}, other{};
+  socklen_t len = 0, other_len = 0;
+  if (!resolve(args[0], args[1], &addr, &len) || !resolve(args[2], args[3], &other, &other_len)) {
+    std::puts("resolve failed");
+    return 0;
+  }
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) return probe::report(-1);
+  std::string line = "unspec=" + connect_unspec(fd);
+  line += " other=" + outcome(::connect(fd, reinterpret_cast<sockaddr*>(&other), other_len));
+  line += " listen=" + outcome(::listen(fd, 1));
+  line += " recv=" + exchange(fd, "after-repoint");
+  std::puts(line.c_str());
+  ::close(fd);
+  return 0;
+}
+
+// Connects to the unix socket PATH and receives two sockets from it (SCM_RIGHTS): one connected to a server, one
+// not connected. Tries to point the unconnected one at 127.0.0.1:PORT and to dissolve the connected one
+// (AF_UNSPEC), then exchanges bytes on the connected one. Prints "unconnected=E unspec=E recv=BYTES".
+OI_PROBE("passed_sockets", "PATH PORT  (sockets passed in from outside)") {
+  if (args.size() != 2) return 2;
+  int unix_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sun{};
+  sun.sun_family = AF_UNIX;
+  std::strncpy(sun.sun_path, args[0].c_str(), sizeof sun.sun_path - 1);
+  if (::connect(unix_fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun) != 0) return probe::report(-1);
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  if (::recvmsg(unix_fd, &msg, MSG_CMSG_CLOEXEC) != 1) return probe::report(-1);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
+    std::puts("no sockets received");
+    return 0;
+  }
+  int fds[2];
+  std::memcpy(fds, CMSG_DATA(c), sizeof fds);
+  sockaddr_in target{};
+  target.sin_family = AF_INET;
+  target.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  target.sin_port = htons(static_cast<uint16_t>(std::stoi(args[1])));
+  std::string line = "unconnected=" + outcome(::connect(fds[1], reinterpret_cast<sockaddr*>(&target), sizeof target));
+  line += " unspec=" + connect_unspec(fds[0]);
+  line += " recv=" + exchange(fds[0], "passed-in");
+  std::puts(line.c_str());
+  return 0;
+}
+
+// Opens OUT (created, truncated), then connects a blocking TCP socket to HOST:PORT; when the connect returns,
+// writes "connect=E peer=E" to OUT at once (getpeername's outcome: ENOTCONN when nothing is connected). For a
+// connect that stays pending in the broker while the supervisor is killed.
+OI_PROBE("pending_connect", "HOST PORT OUT  (a connect whose broker dies; the outcome goes to the file OUT)") {
+  if (args.size() != 3) return 2;
+  int out = ::open(args[2].c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (out < 0 || !resolve(args[0], args[1], &addr, &len)) return probe::report(-1);
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  std::string line = "connect=" + outcome(::connect(fd, reinterpret_cast<sockaddr*>(&addr), len));
+  sockaddr_storage peer{};
+  socklen_t peer_len = sizeof peer;
+  line += " peer=" + outcome(::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len)) + "\n";
+  [[maybe_unused]] ssize_t n = ::write(out, line.data(), line.size());
+  std::fputs(line.c_str(), stdout);
+  return 0;
+}
