@@ -156,7 +156,7 @@ SeccompSpec seccomp_spec(SeccompLevel level, bool nested_namespaces) {
 }
 
 Result<SandboxSpec> compile(const Policy& policy, const CompileContext& context) {
-  const HostFs& host = context.fs ? *context.fs : HostFs::real();
+  const CachedHostFs host(context.fs ? *context.fs : HostFs::real());
   std::vector<Diagnostic> errors;
   SandboxSpec spec;
   spec.version = policy.version;

@@ -86,6 +86,30 @@ class RealHostFs : public HostFs {
 
 }  // namespace
 
+HostFs::Kind CachedHostFs::kind(const std::string& path) const {
+  auto [it, fresh] = kinds_.try_emplace(path, Kind::missing);
+  if (fresh) it->second = inner_.kind(path);
+  return it->second;
+}
+
+std::optional<std::string> CachedHostFs::read_link(const std::string& path) const {
+  auto [it, fresh] = links_.try_emplace(path);
+  if (fresh) it->second = inner_.read_link(path);
+  return it->second;
+}
+
+std::optional<std::string> CachedHostFs::real_path(const std::string& path) const {
+  auto [it, fresh] = real_paths_.try_emplace(path);
+  if (fresh) it->second = inner_.real_path(path);
+  return it->second;
+}
+
+bool CachedHostFs::is_socket(const std::string& path) const {
+  auto [it, fresh] = sockets_.try_emplace(path, false);
+  if (fresh) it->second = inner_.is_socket(path);
+  return it->second;
+}
+
 const HostFs& HostFs::real() {
   static const RealHostFs fs;
   return fs;

@@ -31,6 +31,28 @@ class HostFs {
   static const HostFs& real();
 };
 
+// Another HostFs's answers, remembered: one compile asks about the same paths many times (the workspace, /usr, the
+// protected names) and the host is taken to hold still while it runs. Not for longer than one compile.
+class CachedHostFs : public HostFs {
+ public:
+  explicit CachedHostFs(const HostFs& inner) : inner_(inner) {}
+  Kind kind(const std::string& path) const override;
+  std::optional<std::string> read_link(const std::string& path) const override;
+  std::optional<std::string> real_path(const std::string& path) const override;
+  std::optional<std::string> read_file(const std::string& path, size_t max_bytes) const override {
+    return inner_.read_file(path, max_bytes);
+  }
+  std::vector<std::string> list_dir(const std::string& path) const override { return inner_.list_dir(path); }
+  bool is_socket(const std::string& path) const override;
+
+ private:
+  const HostFs& inner_;
+  mutable std::map<std::string, Kind> kinds_;
+  mutable std::map<std::string, std::optional<std::string>> links_;
+  mutable std::map<std::string, std::optional<std::string>> real_paths_;
+  mutable std::map<std::string, bool> sockets_;
+};
+
 // A host described by hand (tests): paths -> kind, symlinks -> targets. Parent directories are implied.
 class FakeHostFs : public HostFs {
  public:

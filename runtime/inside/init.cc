@@ -206,8 +206,7 @@ Status tidy_fds() {
   check("uts namespace", errno_status(::sethostname(spec.hostname.data(), spec.hostname.size()), "sethostname"));
   // 3. Network namespace: loopback up, relay listeners and DNS stub sockets handed to the supervisor.
   std::vector<std::string> degraded;
-  check("network namespace", bring_up_loopback());
-  if (spec.network.mode == NetMode::proxy) check("network namespace", add_loopback_ipv4_address());
+  check("network namespace", bring_up_loopback(spec.network.mode == NetMode::proxy));
   check("relay listeners", pass_listeners(spec.network, &degraded));
   trace_startup("init: network up");
   // 4. A new session (no controlling terminal of the host), no inherited fds.

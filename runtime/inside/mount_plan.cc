@@ -123,26 +123,80 @@ class Scratch {
   int next_ = 0;
 };
 
-// `target` made absent: a directory gets an empty read-only tmpfs over it, anything else an empty mode-0000 file
-// bound read-only (so reading it fails with EACCES without capabilities). Absent targets need nothing.
-Status hide(int root_fd, const std::string& target, int empty_files_fd) {
+// The sandbox's one private tmpfs of read-only sources (never attached: only read-only clones of its entries are):
+// the empty file and the empty directory that hidden paths are covered with, and the contents of `file` steps.
+// Made at its first use and sized for the plan: one filesystem instead of one per hidden directory and file.
+class Sources {
+ public:
+  explicit Sources(const SandboxSpec& spec) {
+    for (const MountStep& step : spec.mounts) {
+      if (step.kind != MountStep::Kind::file) continue;
+      ++files_;
+      bytes_ += (step.source.size() + 4095) / 4096 * 4096;
+    }
+  }
+
+  // A detached read-only clone of the empty file (mode 0000) or of the empty directory.
+  Result<UniqueFd> empty(bool directory) { return clone(directory ? "empty-dir" : "empty"); }
+
+  // A detached read-only clone of a new file holding `contents` (mode 0444).
+  Result<UniqueFd> file(const std::string& contents) {
+    OI_TRY(open());
+    const std::string name = "file-" + std::to_string(next_++);
+    UniqueFd out(::openat(fs_.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444));
+    if (!out) return Status::from_errno(errno, "creating the file's contents");
+    for (size_t done = 0; done < contents.size();) {
+      ssize_t n = ::write(out.get(), contents.data() + done, contents.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return Status::from_errno(errno, "writing the file's contents");
+      done += static_cast<size_t>(n);
+    }
+    return clone(name);
+  }
+
+ private:
+  Status open() {
+    if (fs_) return Status::ok();
+    auto fs = mounts::new_filesystem("tmpfs",
+                                     {{"mode", "0755"},
+                                      {"size", std::to_string(bytes_ + 4096)},
+                                      {"nr_inodes", std::to_string(files_ + 3)}},
+                                     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    if (!fs.is_ok()) return fs.status().with_context("sources tmpfs");
+    UniqueFd empty(::openat(fs->get(), "empty", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0));
+    if (!empty) return Status::from_errno(errno, "creating the empty file for hidden files");
+    if (::mkdirat(fs->get(), "empty-dir", 0755) != 0) return Status::from_errno(errno, "mkdirat(empty-dir)");
+    fs_ = std::move(fs.value());
+    return Status::ok();
+  }
+
+  Result<UniqueFd> clone(const std::string& name) {
+    OI_TRY(open());
+    int tree = sys::open_tree(fs_.get(), name.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (tree < 0) return Status::from_errno(errno, "open_tree(" + name + ", OPEN_TREE_CLONE)");
+    UniqueFd out(tree);
+    OI_TRY(mounts::set_attributes(out.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                 MOUNT_ATTR_NOEXEC, false));
+    return out;
+  }
+
+  size_t files_ = 0;
+  uint64_t bytes_ = 0;
+  UniqueFd fs_;
+  int next_ = 0;
+};
+
+// `target` made absent: a directory gets the empty directory over it, anything else the empty mode-0000 file (so
+// reading it fails with EACCES without capabilities), both read-only. Absent targets need nothing.
+Status hide(int root_fd, const std::string& target, Sources& sources) {
   auto found = mounts::lookup(root_fd, target);
   if (!found.is_ok()) return found.status().errno_value() == ENOENT ? Status::ok() : found.status();
   struct stat st;
   if (::fstat(found->get(), &st) != 0) return Status::from_errno(errno, "fstat");
   if (S_ISLNK(st.st_mode)) return Status::error("cannot hide a symlink (compile resolves symlinks)");
-  if (S_ISDIR(st.st_mode)) {
-    auto fs = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "4k"}, {"nr_inodes", "2"}},
-                                     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-    if (!fs.is_ok()) return fs.status();
-    return mounts::attach(fs->get(), found->get());
-  }
-  auto empty = mounts::lookup(empty_files_fd, "/empty");
-  if (!empty.is_ok()) return empty.status();
-  auto tree = mounts::clone_tree(empty->get(), /*recursive=*/false);
-  if (!tree.is_ok()) return tree.status();
-  OI_TRY(mounts::set_attributes(tree->get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false));
-  return mounts::attach(tree->get(), found->get());
+  auto cover = sources.empty(S_ISDIR(st.st_mode));
+  if (!cover.is_ok()) return cover.status();
+  return mounts::attach(cover->get(), found->get());
 }
 
 // A path inside a writable bind re-bound read-only over itself, where it exists.
@@ -153,17 +207,6 @@ Status protect(int root_fd, const std::string& target) {
   if (!tree.is_ok()) return tree.status();
   OI_TRY(mounts::set_attributes(tree->get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
   return mounts::attach(tree->get(), found->get());
-}
-
-// A private tmpfs (never attached) holding the empty file that hidden files are bound from.
-Result<UniqueFd> make_empty_file_source() {
-  auto fs = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "4k"}, {"nr_inodes", "2"}},
-                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-  if (!fs.is_ok()) return fs.status();
-  int fd = ::openat(fs->get(), "empty", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
-  if (fd < 0) return Status::from_errno(errno, "creating the empty file for hidden files");
-  ::close(fd);
-  return fs;
 }
 
 // A symlink in the new root (e.g. /bin -> usr/bin); its parent directories are created in the root tmpfs.
@@ -179,11 +222,11 @@ Status make_symlink(int root_fd, const std::string& target, const std::string& c
   return Status::ok();
 }
 
-// `step.target` covered by a read-only file holding `step.source`, made on a small tmpfs of its own (never
-// attached anywhere else). The target is not followed: a symlink (systemd-resolved's /etc/resolv.conf ->
+// `step.target` covered by a read-only file holding `step.source`, made on the sources tmpfs (never attached
+// anywhere else). The target is not followed: a symlink (systemd-resolved's /etc/resolv.conf ->
 // ../run/systemd/resolve/stub-resolv.conf, whose target does not exist inside) is itself the mount point, so
 // every reader sees the file, and Landlock's rule for the directory that holds the link covers it.
-Status bind_file(int root_fd, const MountStep& step) {
+Status bind_file(int root_fd, const MountStep& step, Sources& sources) {
   size_t slash = step.target.find_last_of('/');
   if (slash == std::string::npos || slash + 1 == step.target.size()) return Status::error("not a file path");
   auto parent = mounts::lookup(root_fd, slash == 0 ? "/" : step.target.substr(0, slash));
@@ -198,27 +241,12 @@ Status bind_file(int root_fd, const MountStep& step) {
   struct stat st;
   if (::fstat(target.get(), &st) != 0) return Status::from_errno(errno, "fstat");
   if (S_ISDIR(st.st_mode)) return Status::error("the target is a directory");
-  auto fs = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "64k"}, {"nr_inodes", "4"}},
-                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-  if (!fs.is_ok()) return fs.status();
-  UniqueFd file(::openat(fs->get(), "contents", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444));
-  if (!file) return Status::from_errno(errno, "creating the file's contents");
-  for (size_t done = 0; done < step.source.size();) {
-    ssize_t n = ::write(file.get(), step.source.data() + done, step.source.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::from_errno(errno, "writing the file's contents");
-    done += static_cast<size_t>(n);
-  }
-  file.reset();
-  int tree = sys::open_tree(fs->get(), "contents", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (tree < 0) return Status::from_errno(errno, "open_tree(contents, OPEN_TREE_CLONE)");
-  UniqueFd contents(tree);
-  OI_TRY(mounts::set_attributes(contents.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                    MOUNT_ATTR_NOEXEC, false));
-  return mounts::attach(contents.get(), target.get());
+  auto contents = sources.file(step.source);
+  if (!contents.is_ok()) return contents.status();
+  return mounts::attach(contents->get(), target.get());
 }
 
-Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, UniqueFd* empty_files, Scratch& scratch) {
+Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, Sources& sources, Scratch& scratch) {
   switch (step.kind) {
     case MountStep::Kind::bind_ro:
     case MountStep::Kind::bind_rw: {
@@ -247,20 +275,14 @@ Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, Unique
       if (!shm.is_ok()) return shm.status().with_context("/dev/shm");
       return mount_minimal_dev(target->get(), shm->get());
     }
-    case MountStep::Kind::hide: {
-      if (!*empty_files) {
-        auto source = make_empty_file_source();
-        if (!source.is_ok()) return source.status();
-        *empty_files = std::move(source.value());
-      }
-      return hide(root_fd, step.target, empty_files->get());
-    }
+    case MountStep::Kind::hide:
+      return hide(root_fd, step.target, sources);
     case MountStep::Kind::protect:
       return protect(root_fd, step.target);
     case MountStep::Kind::symlink:
       return make_symlink(root_fd, step.target, step.source);
     case MountStep::Kind::file:
-      return bind_file(root_fd, step);
+      return bind_file(root_fd, step, sources);
   }
   return Status::error("unknown mount step");
 }
@@ -318,10 +340,10 @@ Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> idmapped)
   if (!mount_point.is_ok()) return mount_point.status().with_context("new root");
   OI_TRY_CTX(mounts::attach(root->get(), mount_point->get()), "new root: attach on /tmp");
 
-  UniqueFd empty_files;
+  Sources sources(spec);
   Scratch scratch(root->get(), scratch_tmpfs_bytes(spec));
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
-    OI_TRY_CTX(apply_step(spec.mounts[i], &binds[i], root->get(), &empty_files, scratch), describe(spec.mounts[i]));
+    OI_TRY_CTX(apply_step(spec.mounts[i], &binds[i], root->get(), sources, scratch), describe(spec.mounts[i]));
   }
   OI_TRY(scratch.detach());
   OI_TRY_CTX(mounts::set_attributes(root->get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false),
