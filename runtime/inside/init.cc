@@ -143,13 +143,18 @@ Status pass_listeners(const NetworkSpec& network, std::vector<std::string>* degr
   }
   // The sandbox's network and user namespaces, for the connect broker (runtime/broker): the supervisor may not
   // open them through /proc/<init>/ns (init is not dumpable), and needs them to tell the sandbox's sockets apart.
+  // And its mount namespace, which the supervisor holds so that the kernel tears it down when the supervisor lets
+  // go of it, beside its own shutdown work, and not inside init's exit, which the supervisor waits for.
   UniqueFd netns(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
   UniqueFd userns(::open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC));
-  if (!netns || !userns) return Status::from_errno(errno, "open(/proc/self/ns/{net,user})");
+  UniqueFd mntns(::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
+  if (!netns || !userns || !mntns) return Status::from_errno(errno, "open(/proc/self/ns/{net,user,mnt})");
   fds.push_back(netns.get());
   m.strings.push_back("ns-net");
   fds.push_back(userns.get());
   m.strings.push_back("ns-user");
+  fds.push_back(mntns.get());
+  m.strings.push_back("ns-mnt");
   return send_message(g_control, control::encode(m), fds);  // init's copies close when `listeners`, `dns` go
 }
 

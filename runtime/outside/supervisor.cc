@@ -153,6 +153,8 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
       sandbox_netns_ = std::move(fds[i]);
     } else if (protocol == "ns-user") {
       sandbox_userns_ = std::move(fds[i]);
+    } else if (protocol == "ns-mnt") {
+      sandbox_mntns_ = std::move(fds[i]);
     } else {
       return Status::error("sandbox init: a listener of unknown protocol `" + protocol + "`");
     }
@@ -606,6 +608,10 @@ void SupervisedSandbox::shutdown() {
     init_pid_ = -1;
   }
   trace_startup("supervisor: init reaped");
+  // The mount namespace goes (every mount of the sandbox unmounted) on a thread of its own, while this one removes
+  // the cgroups and checks the host: nothing of it is reachable any more, and the run ends when both are done.
+  std::thread unmount;
+  if (sandbox_mntns_) unmount = std::thread([fd = std::move(sandbox_mntns_)]() mutable { fd.reset(); });
   {
     std::lock_guard lock(mutex_);
     if (!init_gone_) on_init_gone();
@@ -615,6 +621,7 @@ void SupervisedSandbox::shutdown() {
   janitor_.release();
   // Nothing inside runs any more: what the run left for the host is final.
   report_host_integrity(true);
+  if (unmount.joinable()) unmount.join();
 }
 
 }  // namespace oishell
