@@ -279,7 +279,7 @@ bool Broker::own_tmpfs(const Caller& caller, dev_t dev) {
   return std::find(own_tmpfs_devs_.begin(), own_tmpfs_devs_.end(), dev) != own_tmpfs_devs_.end();
 }
 
-bool Broker::bound_inside(const struct stat& st) {
+SandboxUnixSockets* Broker::sandbox_sockets() {
   if (!sandbox_sockets_ && !sandbox_sockets_failed_) {
     auto opened = SandboxUnixSockets::open(ctx_.userns_fd, ctx_.netns_fd);
     if (opened) {
@@ -289,8 +289,13 @@ bool Broker::bound_inside(const struct stat& st) {
       relay::emit_error(*ctx_.events, "", 0, "broker: " + opened.status().message());
     }
   }
-  if (!sandbox_sockets_) return false;
-  auto bound = sandbox_sockets_->bound_here(st.st_dev, st.st_ino);
+  return sandbox_sockets_ ? &*sandbox_sockets_ : nullptr;
+}
+
+bool Broker::bound_inside(const struct stat& st) {
+  SandboxUnixSockets* sockets = sandbox_sockets();
+  if (!sockets) return false;
+  auto bound = sockets->bound_here(st.st_dev, st.st_ino);
   return bound.is_ok() && *bound;
 }
 

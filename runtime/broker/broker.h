@@ -107,6 +107,8 @@ class Broker {
   void start_datagrams(Request& r, std::vector<IpAddress> addresses);
   // Ends the datagram association of the caller's socket (its local address), if it has one.
   void forget_datagrams(Request& r);
+  // Ends the associations of sockets the sandbox has closed (sock_diag), when all are taken.
+  void reap_datagrams();
   void try_next_candidate(Request& r);
   void install(Request& r);
   // connect(2) on the caller's own socket, as the caller would have made it (blocking or not).
@@ -120,6 +122,8 @@ class Broker {
   bool own_tmpfs(const Caller& caller, dev_t dev);
   // Bound by a socket of the sandbox's own network namespace (sandbox_unix_sockets.h).
   bool bound_inside(const struct stat& st);
+  // The sock_diag socket in the sandbox's namespace, made at the first use; null when it could not be made.
+  SandboxUnixSockets* sandbox_sockets();
 
   BrokerContext ctx_;
   std::map<uint64_t, std::unique_ptr<Request>> pending_;

@@ -11,6 +11,7 @@
 
 #include "runtime/broker/broker.h"
 #include "runtime/broker/broker_request.h"
+#include "runtime/broker/sandbox_udp_sockets.h"
 #include "runtime/relay/audit.h"
 #include "runtime/relay/datagram_relay.h"
 
@@ -33,6 +34,17 @@ std::optional<relay::DatagramSource> local_address(int fd) {
 void Broker::forget_datagrams(Request& r) {
   if (!ctx_.datagrams || r.type != SOCK_DGRAM) return;
   if (auto source = local_address(r.sock.get())) ctx_.datagrams->forget(*source);
+}
+
+void Broker::reap_datagrams() {
+  SandboxUnixSockets* sockets = sandbox_sockets();
+  if (!sockets) return;  // the limit then holds until associations idle out
+  auto live = sandbox_udp_sockets(sockets->diag_fd());
+  if (!live) {
+    relay::emit_error(*ctx_.events, "", 0, "broker: " + live.status().message());
+    return;
+  }
+  ctx_.datagrams->retain(*live);
 }
 
 void Broker::start_outside_udp(Request& r, const std::string& host, bool literal) {
@@ -134,6 +146,7 @@ void Broker::start_datagrams(Request& r, std::vector<IpAddress> addresses) {
     }
     return;
   }
+  if (!ctx_.datagrams->has_room()) reap_datagrams();
   if (!ctx_.datagrams->has_room()) {
     relay::emit_error(*ctx_.events, r.host, r.port, "datagram relay: too many associations");
     respond(r, 0, EAGAIN);

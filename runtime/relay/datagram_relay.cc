@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 #include "runtime/relay/audit.h"
 
@@ -176,6 +177,16 @@ Status DatagramRelay::associate(const DatagramSource& source, UniqueFd upstream,
 
 void DatagramRelay::forget(const DatagramSource& source) {
   if (auto it = by_source_.find(source.key()); it != by_source_.end()) end(it);
+}
+
+void DatagramRelay::retain(const std::vector<DatagramSource>& live) {
+  std::set<std::string> keys;
+  for (const DatagramSource& s : live) keys.insert(s.key());
+  for (auto it = by_source_.begin(); it != by_source_.end();) {
+    auto next = std::next(it);
+    if (!keys.count(it->first)) end(it);
+    it = next;
+  }
 }
 
 void DatagramRelay::end(std::map<std::string, Association>::iterator it) {

@@ -86,6 +86,8 @@ class DatagramRelay {
   Status associate(const DatagramSource& source, UniqueFd upstream, DatagramTarget target);
   // Ends the association of `source`, if any (the socket connected elsewhere).
   void forget(const DatagramSource& source);
+  // Ends every association whose source is not in `live` (the sandbox's UDP sockets: the others were closed).
+  void retain(const std::vector<DatagramSource>& live);
 
   void on_event(uint64_t tag, uint32_t events);
   int next_timeout_ms() const;  // until the next association expires; -1 when there is none

@@ -182,6 +182,31 @@ TEST(Udp, ThePrivateAddressGuardAppliesAsForTcp) {
   EXPECT_EQ(std::string::npos, log.find("net.allowed")) << log;
 }
 
+TEST(Udp, AssociationsAreBoundedAndClosedSocketsGiveTheirsBack) {
+  HostUdpEcho echo;
+  ASSERT_TRUE(echo.ok());
+  TempDir dir;
+  const std::string script = prologue(echo) +
+      // 300 sockets one after the other, each closed: the 257th finds the table full of closed sockets' associations,
+      // which the broker then ends (sock_diag shows the sockets gone).
+      "n = 0\n"
+      "for i in range(300):\n"
+      "  s = udp(); s.connect((a, P)); s.send(b'%d' % i); n += s.recv(100) == b'%d' % i; s.close()\n"
+      "print('sequential', n)\n"
+      // 256 open at once take every association; the 257th is refused with EAGAIN; closing one makes room.
+      "held = []\n"
+      "for i in range(256):\n"
+      "  s = udp(); s.connect((a, P)); held.append(s)\n"
+      "extra = udp()\n"
+      "try:\n  extra.connect((a, P)); print('257th ok')\n"
+      "except OSError as e: print('257th', errno.errorcode[e.errno])\n"
+      "held.pop().close()\n"
+      "extra.connect((a, P)); extra.send(b'again'); print('after a close', extra.recv(100))\n";
+  EXPECT_EQ("sequential 300\n257th EAGAIN\nafter a close b'again'\n",
+            python_in_sandbox(udp_policy(dir, echo.port()), script));
+  EXPECT_EQ(301u, echo.sizes().size());
+}
+
 TEST(Udp, AnUnknownSourceSendingToTheInnerSocketGetsNothingForwarded) {
   HostUdpEcho echo;
   ASSERT_TRUE(echo.ok());
