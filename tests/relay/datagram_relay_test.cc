@@ -163,5 +163,31 @@ TEST(DatagramRelay, AssociationsAreBoundedReplacedAndExpire) {
   EXPECT_TRUE(echo_all(echo.get()).empty());
 }
 
+TEST(DatagramRelay, OnceDestroyedNothingIsForwardedAndEachAssociationIsReported) {
+  testing::RecordingSink events;
+  EventLoop loop = EventLoop::create().value();
+  UniqueFd echo = udp_socket();
+  UniqueFd inner_fd = udp_socket();
+  DatagramSource inner = address_of(inner_fd.get());
+  UniqueFd c = udp_socket();
+  ASSERT_EQ(0, ::connect(c.get(), reinterpret_cast<const sockaddr*>(&inner.addr), inner.len));
+  {
+    DatagramRelay relay(loop, events);
+    std::vector<UniqueFd> sockets;
+    sockets.push_back(std::move(inner_fd));
+    ASSERT_TRUE(relay.serve(std::move(sockets)).is_ok());
+    ASSERT_TRUE(relay.associate(address_of(c.get()), connected_to(address_of(echo.get())),
+                                {"gone.example", 7, "allow udp gone.example:7", "127.0.0.1"})
+                    .is_ok());
+  }  // the relay stops: its inner socket and the association's socket close
+  auto closed = events.wait_for("net.closed", "gone.example");
+  ASSERT_TRUE(closed.has_value());
+  // The program's datagram now meets a closed port (the kernel's ICMP answer), and nothing reaches the server.
+  ::send(c.get(), "late", 4, 0);
+  epoll_event evs[4];
+  ASSERT_TRUE(loop.wait(50, evs, 4).is_ok());
+  EXPECT_TRUE(echo_all(echo.get()).empty());
+}
+
 }  // namespace
 }  // namespace oishell::relay
