@@ -62,7 +62,6 @@ bool is_local(const IpAddress& ip) {
   return std::memcmp(ip.bytes.data(), kZero, 15) == 0 && (ip.bytes[15] == 1 || ip.bytes[15] == 0);
 }
 
-
 // "127.0.0.1:40000", as the relay's accept sees the peer: an IPv4-mapped address of an IPv6 socket arrives at the
 // IPv4 listener as that IPv4 address.
 std::string endpoint_text(const sockaddr_storage& ss) {
@@ -112,7 +111,6 @@ socklen_t detail::to_sockaddr(const IpAddress& ip, uint16_t port, int family, so
   }
   return sizeof(sockaddr_in6);
 }
-
 
 Broker::Broker(BrokerContext ctx) : ctx_(std::move(ctx)) {}
 
