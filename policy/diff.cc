@@ -74,10 +74,16 @@ std::set<std::string> rule_texts(const std::vector<HostRule>& rules) {
   return out;
 }
 
-// Allow rules by text -> inspected (false when any rule of that text is not inspected: it grants more).
+// Allow rules by text -> inspected (false when any rule of that text is not inspected: it grants more). A udp
+// rule is its own grant, keyed "udp <text>" (never inspected: datagrams are relayed as they are, so it reads as
+// inspected here and no "without inspection" line is made for it).
 std::map<std::string, bool> allow_rules(const std::vector<HostRule>& rules) {
   std::map<std::string, bool> out;
   for (const auto& r : rules) {
+    if (r.protocol == HostRule::Protocol::udp) {
+      out.emplace("udp " + r.text, true);
+      continue;
+    }
     auto [it, added] = out.emplace(r.text, r.inspect);
     if (!added) it->second = it->second && r.inspect;
   }

@@ -147,10 +147,17 @@ constexpr char kUninspected[] =
     "supervisor, kernel to kernel, without a copy; nothing checks which name the bytes ask the server for, so a "
     "server shared by many sites (a CDN) may serve any of them";
 
+constexpr char kDatagrams[] =
+    "datagrams go through the supervisor's datagram relay, copied one by one to the checked address (after "
+    "resolution, pinned hosts and the private-address guard, as for TCP), and replies come back the same way; only "
+    "a connected socket gets out (connect(2), then send): sendto(2) with an address outside is unreachable";
+
 void allow_rules(const NetworkSpec& net, std::string& out) {
-  std::vector<std::string> names, addresses, uninspected;
+  std::vector<std::string> names, addresses, uninspected, datagrams;
   for (const auto& r : net.allow) {
-    if (!r.inspect) {
+    if (r.protocol == HostRule::Protocol::udp) {
+      datagrams.push_back(describe_rule(r));
+    } else if (!r.inspect) {
       uninspected.push_back(describe_rule(r));
     } else if (!net.allow_all) {
       (r.kind == HostRule::Kind::ip_cidr ? addresses : names).push_back(describe_rule(r));
@@ -167,6 +174,11 @@ void allow_rules(const NetworkSpec& net, std::string& out) {
     out += "  Allowed without inspection (inspect: false): " + join(uninspected, "; ") + ". For these, " +
            kUninspected + ".\n";
   }
+  if (!datagrams.empty()) {
+    out += "  UDP allowed (protocol: udp): " + join(datagrams, "; ") + ". For these, " + kDatagrams + ".\n";
+  }
+  out += std::string("  Other UDP is refused (unreachable, with an event), except DNS questions to the stub") +
+         (net.allow_all ? "; allow_all does not cover UDP" : "") + ".\n";
 }
 
 void unix_sockets(const NetworkSpec& net, std::string& out) {

@@ -203,26 +203,46 @@ bool covers(const HostRule& rule, std::string_view host, std::optional<uint16_t>
 // The allow decision for `host` when some allow rule (or allow_all) matches, else nullopt. Several rules may match:
 // each is a grant, and a grant without inspection is the larger one, so an uninspected match decides (the first
 // such rule), else the first match, else allow_all (inspected).
+// "allow example.com:443", "allow udp ntp.example:123".
+std::string allow_text(const HostRule& rule) {
+  return rule.protocol == HostRule::Protocol::udp ? "allow udp " + rule.text : "allow " + rule.text;
+}
+
+// `protocol` empty: rules of either protocol count (a name's look-up).
 std::optional<NetDecision> allow_decision(const NetworkSpec& spec, std::string_view host,
-                                          std::optional<uint16_t> port) {
+                                          std::optional<uint16_t> port,
+                                          std::optional<HostRule::Protocol> protocol) {
   const HostRule* first = nullptr;
   for (const HostRule& rule : spec.allow) {
+    if (protocol && rule.protocol != *protocol) continue;
     if (!covers(rule, host, port)) continue;
-    if (!rule.inspect) return NetDecision{NetDecision::Verdict::allow, "allow " + rule.text, false};
+    if (rule.protocol == HostRule::Protocol::udp) {
+      if (protocol) return NetDecision{NetDecision::Verdict::allow, allow_text(rule), false};
+      if (!first) first = &rule;
+      continue;
+    }
+    if (!rule.inspect) return NetDecision{NetDecision::Verdict::allow, allow_text(rule), false};
     if (!first) first = &rule;
   }
-  if (spec.allow_all) return NetDecision{NetDecision::Verdict::allow, "allow_all", true};
-  if (first) return NetDecision{NetDecision::Verdict::allow, "allow " + first->text, true};
+  if (spec.allow_all && protocol != HostRule::Protocol::udp) {
+    return NetDecision{NetDecision::Verdict::allow, "allow_all", true};
+  }
+  if (first) return NetDecision{NetDecision::Verdict::allow, allow_text(*first), true};
   return std::nullopt;
 }
 
 }  // namespace
 
-NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port) {
+std::string_view protocol_name(HostRule::Protocol protocol) {
+  return protocol == HostRule::Protocol::udp ? "udp" : "tcp";
+}
+
+NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port, HostRule::Protocol protocol) {
   for (const HostRule& rule : spec.deny) {
     if (rule.matches(host, port)) return {NetDecision::Verdict::deny, "deny " + rule.text};
   }
-  if (auto allowed = allow_decision(spec, host, port)) return *allowed;
+  if (auto allowed = allow_decision(spec, host, port, protocol)) return *allowed;
+  if (protocol == HostRule::Protocol::udp) return {NetDecision::Verdict::deny, "udp: no udp rule allows it"};
   switch (spec.on_unlisted) {
     case OnUnlisted::deny:
       return {NetDecision::Verdict::deny, "on_unlisted: deny"};
@@ -236,7 +256,7 @@ NetDecision decide_name(const NetworkSpec& spec, std::string_view host) {
   for (const HostRule& rule : spec.deny) {
     if (rule.ports.empty() && rule.matches(host, 0)) return {NetDecision::Verdict::deny, "deny " + rule.text};
   }
-  if (auto allowed = allow_decision(spec, host, std::nullopt)) return *allowed;
+  if (auto allowed = allow_decision(spec, host, std::nullopt, std::nullopt)) return *allowed;
   if (spec.on_unlisted == OnUnlisted::ask) return {NetDecision::Verdict::ask, "on_unlisted: ask"};
   return {NetDecision::Verdict::deny, "on_unlisted: deny"};
 }

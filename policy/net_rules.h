@@ -39,6 +39,9 @@ struct Cidr {
 // only ever match destinations written as IP literals.
 struct HostRule {
   enum class Kind { exact, suffix, ip_cidr };
+  // Allow rules: which transport the rule grants. A tcp rule never allows a datagram and a udp rule never a
+  // stream. Deny rules are always tcp here and refuse every protocol.
+  enum class Protocol { tcp, udp };
   Kind kind = Kind::exact;
   std::string host;            // normalised; for suffix the part after "*." (e.g. "example.org")
   std::optional<Cidr> cidr;    // for ip_cidr
@@ -47,6 +50,9 @@ struct HostRule {
   // Allow rules: connections to this destination keep the relay's byte path, where the first bytes are checked
   // (TLS SNI or HTTP Host must name the host); false: a brokered connect goes kernel to kernel, uninspected.
   bool inspect = true;
+  // udp: datagrams through the supervisor's datagram relay (runtime/relay/datagram_relay.h), from connected
+  // sockets only; such a rule lists its ports and has no `inspect`.
+  Protocol protocol = Protocol::tcp;
 
   // Parses "example.com", "Example.COM.", "*.example.org:443", "10.0.0.0/8", "[::1]:8080", "192.0.2.1".
   // Rejects "*", "*.com"-style patterns that cover a whole public suffix (one label after "*."), empty labels,
@@ -71,13 +77,21 @@ struct NetDecision {
   bool inspect = true; // allow: the deciding rule's `inspect` (allow_all and ask answers inspect)
 };
 
+// "tcp", "udp".
+std::string_view protocol_name(HostRule::Protocol protocol);
+
 // deny rules, then allow rules (allow_all counts as a match), else on_unlisted. `host` must be normalised.
 // When several allow rules match, one with `inspect: false` decides (each rule is a grant; the uninspected one is
 // the larger), else the first match. The network mode is not considered here (mode none has no relay at all).
-NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port);
+// Only allow rules of `protocol` count. For udp, allow_all does not count and on_unlisted `ask` denies: a datagram
+// destination is allowed only by a udp rule naming its host and port (there is no connection to hold for a
+// question). Deny rules refuse every protocol.
+NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port,
+                   HostRule::Protocol protocol = HostRule::Protocol::tcp);
 
 // Whether the DNS stub may look `host` up (a name has no port): deny when a deny rule without ports matches it,
-// allow when an allow rule matches it at any port (or allow_all), else on_unlisted. `host` must be normalised.
+// allow when an allow rule of either protocol matches it at any port (or allow_all), else on_unlisted. `host` must
+// be normalised.
 NetDecision decide_name(const NetworkSpec& spec, std::string_view host);
 
 // The private-address guard on a resolved (or literal) destination: a private/special address, or one of

@@ -11,7 +11,8 @@ namespace {
 
 const char kAllowAllHint[] = "to allow every public destination write `allow_all: true`";
 
-// An allow or deny entry: a string, or {host:, ports:, inspect:} (`inspect` on allow rules only).
+// An allow or deny entry: a string, or {host:, ports:, inspect:, protocol:} (`inspect` and `protocol` on allow
+// rules only; a udp rule lists its ports and has no `inspect`).
 std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node, const std::string& path,
                                         bool allow_list) {
   if (node.is_map()) {
@@ -20,9 +21,30 @@ std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node
     bool ports_ok = true;
     std::optional<bool> inspect;
     bool inspect_ok = true;
-    for (auto& [key, value] : reader.map_entries(node, path, {"host", "ports", "inspect"})) {
+    std::optional<HostRule::Protocol> protocol;
+    const YamlNode* protocol_node = nullptr;
+    for (auto& [key, value] : reader.map_entries(node, path, {"host", "ports", "inspect", "protocol"})) {
       if (key == "host") {
         host = reader.string(value, path + ".host");
+      } else if (key == "protocol") {
+        protocol_node = &value.get();
+        if (!allow_list) {
+          // A deny rule refuses the destination whatever the protocol.
+          reader.error(value, path + ".protocol", "`protocol` only applies to allow rules",
+                       "a deny rule refuses every protocol");
+          inspect_ok = false;
+        } else if (auto text = reader.string(value, path + ".protocol")) {
+          if (*text == "tcp") {
+            protocol = HostRule::Protocol::tcp;
+          } else if (*text == "udp") {
+            protocol = HostRule::Protocol::udp;
+          } else {
+            reader.error(value, path + ".protocol", "unknown protocol `" + *text + "`", "tcp or udp");
+            inspect_ok = false;
+          }
+        } else {
+          inspect_ok = false;
+        }
       } else if (key == "inspect") {
         // A deny rule refuses before any byte moves: there is nothing to inspect, and silently accepting the key
         // would suggest otherwise.
@@ -57,6 +79,22 @@ std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node
     if (!rule) {
       reader.error(node, path + ".host", rule.status().message(), *host == "*" ? kAllowAllHint : "");
       return std::nullopt;
+    }
+    if (protocol == HostRule::Protocol::udp) {
+      // Datagrams are copied by the supervisor's datagram relay, never looked into: nothing to inspect.
+      if (inspect) {
+        reader.error(node, path + ".inspect", "`inspect` has no meaning for a udp rule",
+                     "datagrams are relayed as they are; remove `inspect`");
+        return std::nullopt;
+      }
+      // Every datagram destination is a host and a port the policy names: no rule opens a whole host.
+      if (rule->ports.empty()) {
+        reader.error(protocol_node ? *protocol_node : node, path + ".ports",
+                     "a udp rule must list its ports: datagrams go only to a host and port the policy names",
+                     "{host: ntp.example, ports: [123], protocol: udp}");
+        return std::nullopt;
+      }
+      rule->protocol = HostRule::Protocol::udp;
     }
     if (inspect) rule->inspect = *inspect;
     return HostItem{*rule, reader.pos(node)};

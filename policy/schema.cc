@@ -43,7 +43,11 @@ nlohmann::ordered_json policy_schema() {
                                              "naming the host or an HTTP/1.x request whose Host names it, anything "
                                              "else is closed; false: any protocol passes unchecked, and a program "
                                              "that ignores the proxy is connected kernel to kernel",
-                                             true)}},
+                                             true)},
+                         {"protocol", choice({"tcp", "udp"}, "tcp",
+                                             "allow rules only. udp: datagrams from connected sockets, copied by "
+                                             "the supervisor's datagram relay to the host and ports named; a udp "
+                                             "rule must list its ports and has no `inspect`")}},
                    "a host with a list of ports")})}};
   host_rule["oneOf"][1]["required"] = ojson::array({"host"});
   ojson path = str("an absolute path; may start with ~, $HOME, $WORKSPACE or $TMPDIR; no ..");

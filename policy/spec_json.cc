@@ -92,6 +92,7 @@ ojson rule_to_json(const HostRule& rule) {
   out["cidr"] = rule.cidr ? ojson(rule.cidr->to_string()) : ojson(nullptr);
   out["ports"] = rule.ports;
   out["inspect"] = rule.inspect;
+  out["protocol"] = std::string(protocol_name(rule.protocol));
   return out;
 }
 
@@ -256,6 +257,13 @@ Result<SandboxSpec> spec_from_json(const nlohmann::json& in) {
         }
         rule->text = text;
         rule->inspect = r.get<bool>(item, "inspect", "spec.network.rule", true);
+        const std::string protocol = r.get<std::string>(item, "protocol", "spec.network.rule", std::string("tcp"));
+        if (protocol == "udp") {
+          rule->protocol = HostRule::Protocol::udp;
+        } else if (protocol != "tcp") {
+          r.fail("spec.network." + std::string(key) + ": unknown protocol `" + protocol + "`");
+          continue;
+        }
         (std::string(key) == "allow" ? n.allow : n.deny).push_back(*rule);
       }
     }

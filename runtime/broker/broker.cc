@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/broker/broker_request.h"
 #include "runtime/broker/caller.h"
 #include "runtime/broker/socket_options.h"
 #include "runtime/relay/audit.h"
@@ -23,8 +24,6 @@
 
 namespace oishell::broker {
 namespace {
-
-using relay::Clock;
 
 constexpr uint32_t kRetryUnixMs = 10;
 constexpr uint32_t kLoopbackConnectMs = 30'000;
@@ -64,27 +63,6 @@ bool is_local(const IpAddress& ip) {
   return std::memcmp(ip.bytes.data(), kZero, 15) == 0 && (ip.bytes[15] == 1 || ip.bytes[15] == 0);
 }
 
-socklen_t to_sockaddr(const IpAddress& ip, uint16_t port, int family, sockaddr_storage* ss) {
-  std::memset(ss, 0, sizeof *ss);
-  if (family == AF_INET) {
-    auto* sin = reinterpret_cast<sockaddr_in*>(ss);
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons(port);
-    std::memcpy(&sin->sin_addr, ip.bytes.data(), 4);
-    return sizeof(sockaddr_in);
-  }
-  auto* sin6 = reinterpret_cast<sockaddr_in6*>(ss);
-  sin6->sin6_family = AF_INET6;
-  sin6->sin6_port = htons(port);
-  if (ip.family == IpAddress::Family::v4) {
-    sin6->sin6_addr.s6_addr[10] = sin6->sin6_addr.s6_addr[11] = 0xff;
-    std::memcpy(&sin6->sin6_addr.s6_addr[12], ip.bytes.data(), 4);
-  } else {
-    std::memcpy(&sin6->sin6_addr, ip.bytes.data(), 16);
-  }
-  return sizeof(sockaddr_in6);
-}
-
 // "127.0.0.1:40000", as the relay's accept sees the peer: an IPv4-mapped address of an IPv6 socket arrives at the
 // IPv4 listener as that IPv4 address.
 std::string endpoint_text(const sockaddr_storage& ss) {
@@ -114,33 +92,26 @@ int socket_int(int fd, int level, int name) {
 
 }  // namespace
 
-struct Broker::Request {
-  uint64_t key = 0;
-  seccomp_notif n{};
-  std::optional<Caller> caller;
-  UniqueFd sock;  // the caller's socket (a duplicate: the same open file description)
-  int callers_fd = -1;
-  int domain = 0;
-  int type = 0;
-  sockaddr_storage addr{};
-  socklen_t addrlen = 0;
-  bool fast_open = false;  // a send that connects: answer the bytes sent
-  std::string data;
-  bool callers_nonblocking = false;
-  enum class Wait { none, callers_socket, own_socket, unix_retry, resolving } wait = Wait::none;
-  Clock::time_point deadline;
-  Clock::time_point retry_until;
-  std::string host;
-  uint16_t port = 0;
-  std::string rule;
-  std::vector<IpAddress> candidates;
-  size_t next = 0;
-  UniqueFd own;
-  std::string address;
-  std::string last_error;
-  std::string join_client;
-  int registered = -1;  // the fd registered with the loop
-};
+socklen_t detail::to_sockaddr(const IpAddress& ip, uint16_t port, int family, sockaddr_storage* ss) {
+  std::memset(ss, 0, sizeof *ss);
+  if (family == AF_INET) {
+    auto* sin = reinterpret_cast<sockaddr_in*>(ss);
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(port);
+    std::memcpy(&sin->sin_addr, ip.bytes.data(), 4);
+    return sizeof(sockaddr_in);
+  }
+  auto* sin6 = reinterpret_cast<sockaddr_in6*>(ss);
+  sin6->sin6_family = AF_INET6;
+  sin6->sin6_port = htons(port);
+  if (ip.family == IpAddress::Family::v4) {
+    sin6->sin6_addr.s6_addr[10] = sin6->sin6_addr.s6_addr[11] = 0xff;
+    std::memcpy(&sin6->sin6_addr.s6_addr[12], ip.bytes.data(), 4);
+  } else {
+    std::memcpy(&sin6->sin6_addr, ip.bytes.data(), 16);
+  }
+  return sizeof(sockaddr_in6);
+}
 
 Broker::Broker(BrokerContext ctx) : ctx_(std::move(ctx)) {}
 
@@ -319,7 +290,7 @@ bool Broker::own_tmpfs(const Caller& caller, dev_t dev) {
   return std::find(own_tmpfs_devs_.begin(), own_tmpfs_devs_.end(), dev) != own_tmpfs_devs_.end();
 }
 
-bool Broker::bound_inside(const struct stat& st) {
+SandboxUnixSockets* Broker::sandbox_sockets() {
   if (!sandbox_sockets_ && !sandbox_sockets_failed_) {
     auto opened = SandboxUnixSockets::open(ctx_.userns_fd, ctx_.netns_fd);
     if (opened) {
@@ -329,8 +300,13 @@ bool Broker::bound_inside(const struct stat& st) {
       relay::emit_error(*ctx_.events, "", 0, "broker: " + opened.status().message());
     }
   }
-  if (!sandbox_sockets_) return false;
-  auto bound = sandbox_sockets_->bound_here(st.st_dev, st.st_ino);
+  return sandbox_sockets_ ? &*sandbox_sockets_ : nullptr;
+}
+
+bool Broker::bound_inside(const struct stat& st) {
+  SandboxUnixSockets* sockets = sandbox_sockets();
+  if (!sockets) return false;
+  auto bound = sockets->bound_here(st.st_dev, st.st_ino);
   return bound.is_ok() && *bound;
 }
 
@@ -380,6 +356,7 @@ void Broker::start_unix(Request& r) {
 }
 
 void Broker::start_inet(Request& r) {
+  forget_datagrams(r);  // a datagram socket connected anew (or disconnected) leaves its association: broker_udp.cc
   uint16_t port = 0;
   auto ip = ip_of(r.addr, r.addrlen, &port);
   if (!ip) {
@@ -410,7 +387,7 @@ void Broker::start_inet(Request& r) {
   std::string host = name ? *name : ip->to_string();
   r.port = port;
   if (r.type != SOCK_STREAM) {
-    deny(r, "udp", host, port, "datagrams leave only for the DNS stub", "udp", ENETUNREACH);
+    start_outside_udp(r, host, !name);
     return;
   }
   start_outside_tcp(r, host, !name);
@@ -459,7 +436,11 @@ void Broker::start_outside_tcp(Request& r, const std::string& host, bool literal
       respond(req, 0, EHOSTUNREACH);
       return;
     }
-    start_direct(req, std::move(*addresses));
+    if (req.type == SOCK_STREAM) {
+      start_direct(req, std::move(*addresses));
+    } else {
+      start_datagrams(req, std::move(*addresses));
+    }
   });
 }
 
@@ -484,10 +465,10 @@ void Broker::start_join(Request& r) {
   }
   IpAddress loopback = *IpAddress::parse("127.0.0.1");
   sockaddr_storage relay_addr{};
-  socklen_t relay_len = to_sockaddr(loopback, ctx_.join_port, r.domain, &relay_addr);
+  socklen_t relay_len = detail::to_sockaddr(loopback, ctx_.join_port, r.domain, &relay_addr);
   if (local_port == 0) {
     sockaddr_storage bind_addr{};
-    socklen_t bind_len = to_sockaddr(loopback, 0, r.domain, &bind_addr);
+    socklen_t bind_len = detail::to_sockaddr(loopback, 0, r.domain, &bind_addr);
     if (::bind(r.sock.get(), reinterpret_cast<sockaddr*>(&bind_addr), bind_len) != 0) {
       respond(r, 0, errno);
       return;
@@ -534,7 +515,7 @@ void Broker::try_next_candidate(Request& r) {
   while (r.next < r.candidates.size()) {
     const IpAddress& a = r.candidates[r.next++];
     sockaddr_storage ss{};
-    socklen_t len = to_sockaddr(a, r.port, r.domain, &ss);
+    socklen_t len = detail::to_sockaddr(a, r.port, r.domain, &ss);
     UniqueFd fd(::socket(r.domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) {
       r.last_error = Status::from_errno(errno, "socket").message();

@@ -14,7 +14,10 @@
 //     allow, inspect: true; ask            the caller's socket joined to the relay's inspecting path (treated as
 //                                          `CONNECT host:port`, without the 200 reply)
 //     deny                                 EACCES and a net.denied event
-//   UDP outside                            ENETUNREACH and a net.denied event (DNS goes to the stub on `lo`)
+//   UDP outside, a udp rule allows it      the caller's socket connected to the datagram relay's inner socket, and
+//                                          an association recorded there (its local address -> a socket of the
+//                                          supervisor's connected to the checked address): broker_udp.cc
+//   UDP outside, otherwise (ping too)      ENETUNREACH and a net.denied event (DNS goes to the stub on `lo`)
 //   unix, pathname                         allowed when the inode is on the sandbox's own tmpfs, is bound by a
 //                                          socket of the sandbox's network namespace (a server inside), or is a
 //                                          socket of `network.unix`; the caller's socket connected to that inode
@@ -44,6 +47,10 @@
 #include "runtime/outside/events.h"
 #include "runtime/relay/event_loop.h"
 
+namespace oishell::relay {
+class DatagramRelay;  // runtime/relay/datagram_relay.h
+}  // namespace oishell::relay
+
 namespace oishell::broker {
 
 // What the broker knows of the sandbox and uses of the relay.
@@ -67,6 +74,7 @@ struct BrokerContext {
   std::function<void(const std::string& client, const std::string& host, uint16_t port)> expect_join;
   std::function<void(const std::string& client)> cancel_join;
   uint16_t join_port = 0;  // the relay's HTTP listener inside (0: no relay, mode none)
+  relay::DatagramRelay* datagrams = nullptr;  // the datagram relay (null: every UDP destination outside refused)
 };
 
 class Broker {
@@ -94,6 +102,13 @@ class Broker {
   void start_outside_tcp(Request& r, const std::string& host, bool literal);
   void start_join(Request& r);
   void start_direct(Request& r, std::vector<IpAddress> addresses);
+  // UDP (broker_udp.cc): decided by the udp rules, resolved and guarded as TCP, then joined to the datagram relay.
+  void start_outside_udp(Request& r, const std::string& host, bool literal);
+  void start_datagrams(Request& r, std::vector<IpAddress> addresses);
+  // Ends the datagram association of the caller's socket (its local address), if it has one.
+  void forget_datagrams(Request& r);
+  // Ends the associations of sockets the sandbox has closed (sock_diag), when all are taken.
+  void reap_datagrams();
   void try_next_candidate(Request& r);
   void install(Request& r);
   // connect(2) on the caller's own socket, as the caller would have made it (blocking or not).
@@ -111,6 +126,8 @@ class Broker {
   bool own_tmpfs(const Caller& caller, dev_t dev);
   // Bound by a socket of the sandbox's own network namespace (sandbox_unix_sockets.h).
   bool bound_inside(const struct stat& st);
+  // The sock_diag socket in the sandbox's namespace, made at the first use; null when it could not be made.
+  SandboxUnixSockets* sandbox_sockets();
 
   BrokerContext ctx_;
   std::map<uint64_t, std::unique_ptr<Request>> pending_;

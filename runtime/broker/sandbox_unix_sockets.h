@@ -16,6 +16,8 @@ class SandboxUnixSockets {
   static Result<SandboxUnixSockets> open(int userns_fd, int netns_fd);
   // Whether a unix socket of the sandbox's namespace is bound to the file (dev, ino).
   Result<bool> bound_here(dev_t dev, ino_t ino) const;
+  // The sock_diag socket itself, for other queries of the same namespace (sandbox_udp_sockets.h).
+  int diag_fd() const { return diag_.get(); }
 
  private:
   explicit SandboxUnixSockets(UniqueFd diag) : diag_(std::move(diag)) {}

@@ -119,13 +119,15 @@ Result<Joined> wait_for_joined() {
   return joined;
 }
 
-// The relay's listeners and the DNS stub's sockets, each fd named by its protocol: "http", "socks5", "dns-udp",
-// "dns-tcp".
+// The relay's listeners, the DNS stub's and the datagram relay's sockets, each fd named by its protocol: "http",
+// "socks5", "dns-udp", "dns-tcp", "udp-relay".
 Status pass_listeners(const NetworkSpec& network, std::vector<std::string>* degraded) {
   auto listeners = open_relay_listeners(network, degraded);
   if (!listeners.is_ok()) return listeners.status();
   auto dns = open_dns_sockets(network, degraded);
   if (!dns.is_ok()) return dns.status();
+  auto datagrams = open_datagram_relay_sockets(network, degraded);
+  if (!datagrams.is_ok()) return datagrams.status();
   control::ControlMessage m;
   m.kind = control::Kind::listeners;
   std::vector<int> fds;
@@ -140,6 +142,10 @@ Status pass_listeners(const NetworkSpec& network, std::vector<std::string>* degr
   for (const auto& fd : dns->tcp) {
     fds.push_back(fd.get());
     m.strings.push_back("dns-tcp");
+  }
+  for (const auto& fd : *datagrams) {
+    fds.push_back(fd.get());
+    m.strings.push_back("udp-relay");
   }
   // The sandbox's network and user namespaces, for the connect broker (runtime/broker): the supervisor may not
   // open them through /proc/<init>/ns (init is not dumpable), and needs them to tell the sandbox's sockets apart.

@@ -31,8 +31,9 @@ Status nl_error(int err, const char* call) {
   return Status::error(std::string(call) + ": " + nl_geterror(err));
 }
 
-// A socket of `type` bound to the loopback address of `family` at `port`; listening when it is a stream socket.
-Result<UniqueFd> listen_on(int family, uint16_t port, int type = SOCK_STREAM) {
+// A socket of `type` bound to the loopback address of `family` (127.0.0.1, or `v4_host` when given) at `port`;
+// listening when it is a stream socket.
+Result<UniqueFd> listen_on(int family, uint16_t port, int type = SOCK_STREAM, uint32_t v4_host = INADDR_LOOPBACK) {
   UniqueFd fd(::socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) return Status::from_errno(errno, "socket");
   int one = 1;
@@ -43,7 +44,7 @@ Result<UniqueFd> listen_on(int family, uint16_t port, int type = SOCK_STREAM) {
     auto* in = reinterpret_cast<sockaddr_in*>(&addr);
     in->sin_family = AF_INET;
     in->sin_port = htons(port);
-    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    in->sin_addr.s_addr = htonl(v4_host);
     len = sizeof *in;
   } else {
     if (::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) {
@@ -55,7 +56,10 @@ Result<UniqueFd> listen_on(int family, uint16_t port, int type = SOCK_STREAM) {
     in6->sin6_addr = in6addr_loopback;
     len = sizeof *in6;
   }
-  const std::string where = (family == AF_INET ? "127.0.0.1:" : "[::1]:") + std::to_string(port);
+  char v4_text[INET_ADDRSTRLEN] = "?";
+  in_addr v4_addr{htonl(v4_host)};
+  inet_ntop(AF_INET, &v4_addr, v4_text, sizeof v4_text);
+  const std::string where = (family == AF_INET ? std::string(v4_text) + ":" : "[::1]:") + std::to_string(port);
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
     return Status::from_errno(errno, "bind(" + where + ")");
   }
@@ -126,6 +130,23 @@ Result<DnsSockets> open_dns_sockets(const NetworkSpec& spec, std::vector<std::st
       }
       (type == SOCK_DGRAM ? sockets.udp : sockets.tcp).push_back(std::move(fd.value()));
     }
+  }
+  return sockets;
+}
+
+Result<std::vector<UniqueFd>> open_datagram_relay_sockets(const NetworkSpec& spec,
+                                                          std::vector<std::string>* degraded) {
+  std::vector<UniqueFd> sockets;
+  if (spec.mode == NetMode::none) return sockets;
+  // 127.0.0.2: apart from what programs inside bind on 127.0.0.1.
+  auto v4 = listen_on(AF_INET, 0, SOCK_DGRAM, INADDR_LOOPBACK + 1);
+  if (!v4.is_ok()) return v4.status().with_context("datagram relay");
+  sockets.push_back(std::move(v4.value()));
+  auto v6 = listen_on(AF_INET6, 0, SOCK_DGRAM);
+  if (!v6.is_ok()) {
+    degraded->push_back("datagram relay: no socket on [::1] (" + v6.status().message() + ")");
+  } else {
+    sockets.push_back(std::move(v6.value()));
   }
   return sockets;
 }

@@ -143,12 +143,15 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   }
   std::vector<relay::Listener> listeners;
   std::vector<UniqueFd> dns_udp, dns_tcp;  // the DNS stub's sockets (runtime/broker/dns_stub.h)
+  std::vector<UniqueFd> udp_relay;         // the datagram relay's inner sockets (runtime/relay/datagram_relay.h)
   for (size_t i = 0; i < fds.size(); ++i) {
     const std::string& protocol = listeners_message->strings[i];
     if (protocol == "http" || protocol == "socks5") {
       listeners.push_back({std::move(fds[i]), protocol == "http" ? relay::Protocol::http : relay::Protocol::socks5});
     } else if (protocol == "dns-udp" || protocol == "dns-tcp") {
       (protocol == "dns-udp" ? dns_udp : dns_tcp).push_back(std::move(fds[i]));
+    } else if (protocol == "udp-relay") {
+      udp_relay.push_back(std::move(fds[i]));
     } else if (protocol == "ns-net") {
       sandbox_netns_ = std::move(fds[i]);
     } else if (protocol == "ns-user") {
@@ -182,6 +185,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
     OI_TRY_CTX(relay_->listen(std::move(listeners)), "relay");
     // The DNS stub on the relay's loop: a first query starts the relay's thread as a first connection does.
     OI_TRY(relay_->serve_dns(std::move(dns_udp), std::move(dns_tcp), name_map_));
+    OI_TRY(relay_->serve_datagrams(std::move(udp_relay)));  // before the broker, which sends datagrams there
     if (notifier_) OI_TRY_CTX(start_broker(), "connect broker");
   }
   monitor_on_caller_ = options.monitor_on_caller;

@@ -27,6 +27,7 @@
 #include "runtime/broker/name_map.h"
 #include "runtime/relay/audit.h"
 #include "runtime/relay/connection.h"
+#include "runtime/relay/datagram_relay.h"
 #include "runtime/relay/event_loop.h"
 #include "runtime/relay/host_addresses.h"
 #include "runtime/relay/http_parser.h"
@@ -103,6 +104,7 @@ class RelayImpl final : public Relay {
       resolve_name(name, std::move(done));
     };
     context.name_of = ctx_.name_of;
+    context.datagrams = datagrams_.get();
     context.join_port = 0;
     for (const Listener& l : listeners_) {
       if (l.protocol == Protocol::http) context.join_port = ctx_.spec.http_proxy_port;
@@ -167,6 +169,16 @@ class RelayImpl final : public Relay {
     return dns_->serve(std::move(udp), std::move(tcp)).with_context("relay: dns");
   }
 
+  Status serve_datagrams(std::vector<UniqueFd> inner) override {
+    if (datagrams_ || broker_ || thread_.joinable() || stopped_) {
+      return Status::error("relay: serve_datagrams() after start_broker() or serve(), or twice");
+    }
+    auto datagrams = std::make_unique<DatagramRelay>(loop_, *ctx_.events);
+    OI_TRY_CTX(datagrams->serve(std::move(inner)), "relay");
+    datagrams_ = std::move(datagrams);
+    return Status::ok();
+  }
+
   int activity_fd() const override { return loop_.fd(); }
 
   Status serve() override {
@@ -198,6 +210,7 @@ class RelayImpl final : public Relay {
     dns_.reset();
     conns_.clear();
     broker_.reset();  // answers what is still pending: refused
+    datagrams_.reset();  // ends every association: nothing forwards any more
     refuse_submitted();
     for (Listener& l : listeners_) {
       if (l.fd) loop_.remove(l.fd.get());
@@ -222,6 +235,8 @@ class RelayImpl final : public Relay {
       if (brokered >= 0 && (timeout < 0 || brokered < timeout)) timeout = brokered;
       int stub = dns_ ? dns_->next_timeout_ms() : -1;
       if (stub >= 0 && (timeout < 0 || stub < timeout)) timeout = stub;
+      int idle = datagrams_ ? datagrams_->next_timeout_ms() : -1;
+      if (idle >= 0 && (timeout < 0 || idle < timeout)) timeout = idle;
       auto n = loop_.wait(timeout, events, kMaxEvents);
       if (!n) {
         emit_error(*ctx_.events, "", 0, "relay stopped: " + n.status().message());
@@ -235,6 +250,7 @@ class RelayImpl final : public Relay {
       complete_answers();
       take_submitted();
       if (broker_) broker_->on_timer();
+      if (datagrams_) datagrams_->on_timer();
       run_later();
       due.clear();
       ctx_.timers.pop_due(Clock::now(), due);
@@ -255,6 +271,8 @@ class RelayImpl final : public Relay {
       }
     } else if (tag & kListenerTagBit) {
       accept_from(tag & ~kListenerTagBit);
+    } else if (DatagramRelay::owns(tag)) {
+      if (datagrams_) datagrams_->on_event(tag, events);
     } else if (broker::DnsStub::owns(tag)) {
       if (dns_) dns_->on_event(tag, events);
     } else if (broker_ && broker_->owns(tag)) {
@@ -408,6 +426,7 @@ class RelayImpl final : public Relay {
   EventLoop loop_;
   RelayContext ctx_;
   std::unique_ptr<Resolver> resolver_;
+  std::unique_ptr<DatagramRelay> datagrams_;  // serve_datagrams(); the broker holds a pointer: destroyed after it
   std::unique_ptr<broker::Broker> broker_;
   std::map<std::string, JoinTarget> joins_;  // by the joined client's address, "127.0.0.1:40000"
   std::vector<std::function<void()>> later_;  // callbacks to run on the loop after the current event

@@ -61,6 +61,10 @@ class Relay {
   // outlive the relay); names are looked up with the relay's resolver. Before serve() (the loop is not shared
   // with a running thread), after listen() or before; once. A query waiting also makes activity_fd() readable.
   virtual Status serve_dns(std::vector<UniqueFd> udp, std::vector<UniqueFd> tcp, broker::NameMap& names) = 0;
+  // The datagram relay (runtime/relay/datagram_relay.h) on the relay's loop: bound UDP sockets inside the sandbox
+  // (from sandbox init), at most one per family. Before start_broker() (which hands it to the broker) and serve();
+  // once. Without it the broker refuses every UDP destination outside.
+  virtual Status serve_datagrams(std::vector<UniqueFd> inner) = 0;
   // Readable (poll) once a listener has a connection waiting, so that an owner can start the thread only when the
   // sandbox first uses the network.
   virtual int activity_fd() const = 0;

@@ -271,6 +271,136 @@ TEST(Inspect, DiffShowsARuleThatLostItsInspection) {
   EXPECT_EQ(2u, reverse.only_a.size());
 }
 
+// --- protocol: udp ------------------------------------------------------------------------------------------------
+
+TEST(Udp, ProtocolKeyDefaultsToTcp) {
+  auto r = load_text(R"(version: 1
+network:
+  allow:
+    - {host: api.example.com, ports: [443]}
+    - {host: ntp.example.com, ports: [123], protocol: udp}
+    - {host: "quic.example.com:443", protocol: udp}
+    - {host: git.example.com, ports: [22], protocol: tcp, inspect: false}
+)");
+  ASSERT_TRUE(r.ok()) << policy::format_diagnostics(r.errors);
+  const auto& allow = r.policy.network.allow;
+  ASSERT_EQ(4u, allow.size());
+  EXPECT_EQ(HostRule::Protocol::tcp, allow[0].rule.protocol);
+  EXPECT_EQ(HostRule::Protocol::udp, allow[1].rule.protocol);
+  EXPECT_EQ(std::vector<uint16_t>{123}, allow[1].rule.ports);
+  EXPECT_EQ(HostRule::Protocol::udp, allow[2].rule.protocol);  // the host's own :port counts as its port list
+  EXPECT_EQ(std::vector<uint16_t>{443}, allow[2].rule.ports);
+  EXPECT_EQ(HostRule::Protocol::tcp, allow[3].rule.protocol);
+  EXPECT_FALSE(allow[3].rule.inspect);
+}
+
+TEST(Udp, ErrorsNameTheLineAndSayWhy) {
+  EXPECT_EQ("test.yaml:3:45: network.allow[0].ports: a udp rule must list its ports: datagrams go only to a host "
+            "and port the policy names ({host: ntp.example, ports: [123], protocol: udp})",
+            errors_of("version: 1\nnetwork:\n  allow: [{host: ntp.example.com, protocol: udp}]\n"));
+  EXPECT_EQ("test.yaml:3:11: network.allow[0].inspect: `inspect` has no meaning for a udp rule (datagrams are "
+            "relayed as they are; remove `inspect`)",
+            errors_of("version: 1\nnetwork:\n  allow: [{host: ntp.example.com, ports: [123], protocol: udp, "
+                      "inspect: false}]\n"));
+  EXPECT_EQ("test.yaml:3:59: network.allow[0].protocol: unknown protocol `sctp` (tcp or udp)",
+            errors_of("version: 1\nnetwork:\n  allow: [{host: ntp.example.com, ports: [123], protocol: sctp}]\n"));
+  EXPECT_EQ("test.yaml:3:57: network.deny[0].protocol: `protocol` only applies to allow rules (a deny rule refuses "
+            "every protocol)",
+            errors_of("version: 1\nnetwork:\n  deny: [{host: bad.example.com, ports: [53], protocol: udp}]\n"));
+}
+
+TEST(Udp, DecideKeepsTheProtocolsApart) {
+  SandboxSpec spec = compiled(R"(version: 1
+network:
+  allow:
+    - {host: ntp.example.com, ports: [123], protocol: udp}
+    - {host: web.example.com, ports: [443]}
+    - {host: both.example.com, ports: [443], protocol: udp}
+    - {host: both.example.com, ports: [443]}
+  deny: [{host: both.example.com, ports: [444]}]
+)");
+  const auto& net = spec.network;
+  using P = HostRule::Protocol;
+  NetDecision ntp = decide(net, "ntp.example.com", 123, P::udp);
+  EXPECT_EQ(NetDecision::Verdict::allow, ntp.verdict);
+  EXPECT_EQ("allow udp ntp.example.com:123", ntp.rule);
+  // The neighbours: another port; the same port over TCP; a tcp rule's host over UDP.
+  EXPECT_EQ(NetDecision::Verdict::deny, decide(net, "ntp.example.com", 124, P::udp).verdict);
+  EXPECT_EQ(NetDecision::Verdict::deny, decide(net, "ntp.example.com", 123, P::tcp).verdict);
+  EXPECT_EQ(NetDecision::Verdict::deny, decide(net, "ntp.example.com", 123).verdict);  // tcp by default
+  NetDecision web_udp = decide(net, "web.example.com", 443, P::udp);
+  EXPECT_EQ(NetDecision::Verdict::deny, web_udp.verdict);
+  EXPECT_EQ("udp: no udp rule allows it", web_udp.rule);
+  EXPECT_EQ(NetDecision::Verdict::allow, decide(net, "web.example.com", 443, P::tcp).verdict);
+  EXPECT_EQ("allow udp both.example.com:443", decide(net, "both.example.com", 443, P::udp).rule);
+  EXPECT_EQ("allow both.example.com:443", decide(net, "both.example.com", 443, P::tcp).rule);
+  // The DNS stub answers a name that only a udp rule allows.
+  EXPECT_EQ(NetDecision::Verdict::allow, decide_name(net, "ntp.example.com").verdict);
+  EXPECT_EQ(NetDecision::Verdict::deny, decide_name(net, "other.example.com").verdict);
+}
+
+TEST(Udp, AllowAllAndAskDoNotCoverUdp) {
+  SandboxSpec all = compiled("version: 1\nnetwork:\n  allow_all: true\n");
+  EXPECT_EQ(NetDecision::Verdict::allow, decide(all.network, "ntp.example.com", 123).verdict);
+  EXPECT_EQ(NetDecision::Verdict::deny, decide(all.network, "ntp.example.com", 123, HostRule::Protocol::udp).verdict);
+  SandboxSpec ask = compiled("version: 1\nnetwork:\n  on_unlisted: ask\n");
+  EXPECT_EQ(NetDecision::Verdict::ask, decide(ask.network, "ntp.example.com", 123).verdict);
+  EXPECT_EQ(NetDecision::Verdict::deny, decide(ask.network, "ntp.example.com", 123, HostRule::Protocol::udp).verdict);
+}
+
+TEST(Udp, ExplainSaysHowDatagramsGo) {
+  std::string e = explained(R"(version: 1
+network:
+  allow:
+    - {host: ntp.example.com, ports: [123], protocol: udp}
+    - example.com:443
+)");
+  EXPECT_TRUE(contains(e, "  UDP allowed (protocol: udp): ntp.example.com on port 123. For these, datagrams go "
+                          "through the supervisor's datagram relay, copied one by one to the checked address"))
+      << e;
+  EXPECT_TRUE(contains(e, "only a connected socket gets out (connect(2), then send): sendto(2) with an address "
+                          "outside is unreachable.\n"))
+      << e;
+  EXPECT_TRUE(contains(e, "  Allowed, inspected: example.com on port 443.")) << e;  // not among the UDP ones
+  EXPECT_TRUE(contains(e, "  Other UDP is refused (unreachable, with an event), except DNS questions to the stub.\n"))
+      << e;
+  e = explained("version: 1\nnetwork:\n  allow_all: true\n");
+  EXPECT_TRUE(contains(e, "except DNS questions to the stub; allow_all does not cover UDP.\n")) << e;
+}
+
+TEST(Udp, DiffShowsAUdpGrantApartFromTcp) {
+  SandboxSpec a = compiled("version: 1\nnetwork:\n  allow: [ntp.example.com:123]\n");
+  SandboxSpec b = compiled("version: 1\nnetwork:\n  allow: [ntp.example.com:123, "
+                           "{host: ntp.example.com, ports: [123], protocol: udp}]\n");
+  auto d = policy::diff_specs(a, b);
+  EXPECT_EQ("network: allow udp ntp.example.com:123\n", lines(d.only_b));
+  EXPECT_TRUE(d.only_a.empty()) << lines(d.only_a);
+  auto reverse = policy::diff_specs(b, a);
+  EXPECT_EQ("network: allow udp ntp.example.com:123\n", lines(reverse.only_a));
+}
+
+TEST(Udp, JsonRoundTripAndSchema) {
+  SandboxSpec spec = compiled(R"(version: 1
+network:
+  allow: [example.com, {host: ntp.example.com, ports: [123, 4123], protocol: udp}]
+)");
+  auto json = spec_to_json(spec);
+  EXPECT_EQ("tcp", json["network"]["allow"][0]["protocol"]);
+  EXPECT_EQ("udp", json["network"]["allow"][1]["protocol"]);
+  auto back = spec_from_json(nlohmann::json::parse(json.dump()));
+  ASSERT_TRUE(back.is_ok()) << back.status().message();
+  EXPECT_EQ(spec.network.allow, back->network.allow);  // HostRule equality covers protocol
+  auto bad = nlohmann::json::parse(json.dump());
+  bad["network"]["allow"][1]["protocol"] = "sctp";
+  auto refused = spec_from_json(bad);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ("spec.network.allow: unknown protocol `sctp`", refused.status().message());
+  auto schema = policy::policy_schema();
+  const auto& object_rule = schema["properties"]["network"]["properties"]["allow"]["items"]["oneOf"][1];
+  EXPECT_EQ(nlohmann::ordered_json({"tcp", "udp"}), object_rule["properties"]["protocol"]["enum"]);
+  EXPECT_EQ("tcp", object_rule["properties"]["protocol"]["default"]);
+}
+
 // --- the compiled form and the schema -------------------------------------------------------------------------
 
 TEST(NetworkJson, UnixSocketsAndInspectRoundTrip) {
