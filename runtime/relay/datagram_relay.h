@@ -3,7 +3,7 @@
 // (a connected host datagram socket in the sandbox could sendto(2) any address).
 //
 // Inside the sandbox's network namespace, bound UDP sockets (the "inner" sockets: 127.0.0.2 and [::1], ephemeral
-// ports; made by sandbox init, runtime/netns.h) are served here, outside, on the relay's loop. The connect broker
+// ports; made by sandbox init, runtime/inside/netns.h) are served here, outside, on the relay's loop. The connect broker
 // decides a sandboxed socket's connect(2) to a UDP destination (runtime/broker/broker_udp.cc), connects that socket
 // to an inner socket and records an *association*: its local address -> a host-side UDP socket connected to the
 // checked destination. Each datagram from that source is then sent on the host-side socket, and each datagram that
@@ -29,7 +29,7 @@
 
 #include "base/status.h"
 #include "base/unique_fd.h"
-#include "runtime/events.h"
+#include "runtime/outside/events.h"
 #include "runtime/relay/event_loop.h"
 
 namespace oishell::relay {
