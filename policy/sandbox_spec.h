@@ -91,6 +91,9 @@ struct NetworkSpec {
   uint16_t socks_proxy_port = 1080;
   // The DNS stub inside (proxy mode): 127.0.0.1 and ::1 on this port, /etc/resolv.conf pointing at it.
   uint16_t dns_port = 53;
+  // Whether init makes the datagram relay's sockets: some allow rule has `protocol: udp`. Init's copy of the spec
+  // (runtime/init_spec_codec.h) carries this instead of the rules; the policy's side reads the rules themselves.
+  bool datagram_relay = false;
   // `network.unix`: pathname sockets outside the sandbox's own tmpfs that may be connected to (host paths,
   // absolute, normalised). Every other such connect is refused by the broker (runtime/broker).
   std::vector<std::string> unix_sockets;

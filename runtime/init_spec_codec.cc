@@ -1,11 +1,13 @@
 #include "runtime/init_spec_codec.h"
 
+#include <algorithm>
+
 #include "base/wire.h"
 
 namespace oishell {
 namespace {
 
-constexpr uint32_t kFormat = 4;  // bumped with any change below; both ends are the same binary
+constexpr uint32_t kFormat = 5;  // bumped with any change below; both ends are the same binary
 
 void write_ports(wire::Writer& w, const std::vector<uint16_t>& ports) {
   w.u32(static_cast<uint32_t>(ports.size()));
@@ -62,6 +64,9 @@ std::string encode_init_spec(const SandboxSpec& spec) {
   w.u16(spec.network.http_proxy_port);
   w.u16(spec.network.socks_proxy_port);
   w.u16(spec.network.dns_port);
+  const bool udp_rules = std::any_of(spec.network.allow.begin(), spec.network.allow.end(),
+                                     [](const HostRule& r) { return r.protocol == HostRule::Protocol::udp; });
+  w.boolean(udp_rules);
   w.u64(spec.limits.memory_bytes.value_or(0));  // sizes the scratch tmpfs (runtime/inside/mount_plan.cc)
   return w.take();
 }
@@ -99,7 +104,8 @@ Result<SandboxSpec> decode_init_spec(std::string_view bytes) {
   if (!read_ports(r, &ll.tcp_connect_ports) || !read_ports(r, &ll.tcp_bind_ports) ||
       !r.boolean(&ll.scope_abstract_unix) || !r.boolean(&ll.scope_signal) ||
       !read_enum(r, NetMode::proxy, &spec.network.mode) || !r.u16(&spec.network.http_proxy_port) ||
-      !r.u16(&spec.network.socks_proxy_port) || !r.u16(&spec.network.dns_port)) {
+      !r.u16(&spec.network.socks_proxy_port) || !r.u16(&spec.network.dns_port) ||
+      !r.boolean(&spec.network.datagram_relay)) {
     return malformed();
   }
   uint64_t memory = 0;

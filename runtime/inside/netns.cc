@@ -8,6 +8,7 @@
 #include <netlink/route/link.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 
@@ -138,6 +139,8 @@ Result<std::vector<UniqueFd>> open_datagram_relay_sockets(const NetworkSpec& spe
                                                           std::vector<std::string>* degraded) {
   std::vector<UniqueFd> sockets;
   if (spec.mode == NetMode::none) return sockets;
+  // Only a udp rule lets a datagram out: without one, nothing to relay (and two sockets less to make at start).
+  if (!spec.datagram_relay) return sockets;
   // 127.0.0.2: apart from what programs inside bind on 127.0.0.1.
   auto v4 = listen_on(AF_INET, 0, SOCK_DGRAM, INADDR_LOOPBACK + 1);
   if (!v4.is_ok()) return v4.status().with_context("datagram relay");

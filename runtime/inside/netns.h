@@ -36,7 +36,8 @@ Result<DnsSockets> open_dns_sockets(const NetworkSpec& spec, std::vector<std::st
 
 // In proxy mode: the datagram relay's inner sockets (runtime/relay/datagram_relay.h), UDP bound on 127.0.0.2 and
 // [::1] at ephemeral ports, non-blocking; served outside. After add_loopback_ipv4_address(). IPv4 is required; IPv6
-// degrades as the relay's listeners do. Mode none: nothing.
+// degrades as the relay's listeners do. Mode none, or no allow rule with `protocol: udp`
+// (spec.datagram_relay): nothing.
 Result<std::vector<UniqueFd>> open_datagram_relay_sockets(const NetworkSpec& spec, std::vector<std::string>* degraded);
 
 }  // namespace oishell

@@ -114,6 +114,19 @@ TEST(InitSpecCodec, CarriesWhatInitAppliesAndNothingElse) {
   EXPECT_TRUE(decoded->env.empty());
   EXPECT_TRUE(decoded->network.allow.empty());
   EXPECT_TRUE(decoded->protected_paths.empty());
+  EXPECT_FALSE(decoded->network.datagram_relay);  // the example has no udp rule
+}
+
+TEST(InitSpecCodec, AUdpRuleBecomesTheDatagramRelayFlagNotARule) {
+  SandboxSpec spec = init_spec_example();
+  auto rule = HostRule::parse("ntp.example", {123});
+  ASSERT_TRUE(rule.is_ok());
+  rule->protocol = HostRule::Protocol::udp;
+  spec.network.allow.push_back(*rule);
+  auto decoded = decode_init_spec(encode_init_spec(spec));
+  ASSERT_TRUE(decoded.is_ok()) << decoded.status().message();
+  EXPECT_TRUE(decoded->network.datagram_relay);
+  EXPECT_TRUE(decoded->network.allow.empty());
 }
 
 TEST(InitSpecCodec, MalformedBytesAreRefused) {
@@ -126,7 +139,7 @@ TEST(InitSpecCodec, MalformedBytesAreRefused) {
   EXPECT_FALSE(decode_init_spec(bytes + std::string(1, '\0')).is_ok());
   std::string other_format = bytes;
   other_format[0] = 1;
-  EXPECT_EQ(decode_init_spec(other_format).status().message(), "`spec`: format 1, expected 4");
+  EXPECT_EQ(decode_init_spec(other_format).status().message(), "`spec`: format 1, expected 5");
   std::string bad_kind = bytes;
   bad_kind[8] = 99;  // the first mount step's kind, after the format (4) and the count (4)
   EXPECT_EQ(decode_init_spec(bad_kind).status().message(), "`spec`: malformed at byte 9 of " +
