@@ -409,24 +409,36 @@ void Broker::start_outside_tcp(Request& r, const std::string& host, bool literal
     start_join(r);
     return;
   }
+  resolve_then_start(r, host, literal, "connect", EHOSTUNREACH);
+}
+
+void Broker::resolve_then_start(Request& r, const std::string& host, bool literal, std::string_view protocol,
+                                int pin_errno) {
+  auto start = [this](Request& req, std::vector<IpAddress> addresses) {
+    if (req.type == SOCK_STREAM) {
+      start_direct(req, std::move(addresses));
+    } else {
+      start_datagrams(req, std::move(addresses));
+    }
+  };
   if (literal) {
-    start_direct(r, {*IpAddress::parse(host)});
+    start(r, {*IpAddress::parse(host)});
     return;
   }
   if (auto pin = ctx_.spec->hosts.find(host); pin != ctx_.spec->hosts.end()) {
     auto pinned = IpAddress::parse(pin->second);
     if (!pinned) {
-      deny(r, "connect", host, r.port, "pinned address is not an IP", "hosts", EHOSTUNREACH);
+      deny(r, protocol, host, r.port, "pinned address is not an IP", "hosts", pin_errno);
       return;
     }
-    start_direct(r, {*pinned});
+    start(r, {*pinned});
     return;
   }
   r.wait = Request::Wait::resolving;
   r.deadline = Clock::now() + std::chrono::milliseconds(ctx_.connect_timeout_ms);
   timers_.push(r.deadline, r.key);
   uint64_t key = r.key;
-  ctx_.resolve(host, [this, key](Result<std::vector<IpAddress>> addresses) {
+  ctx_.resolve(host, [this, key, start](Result<std::vector<IpAddress>> addresses) {
     auto it = pending_.find(key);
     if (it == pending_.end() || it->second->wait != Request::Wait::resolving) return;
     Request& req = *it->second;
@@ -436,11 +448,7 @@ void Broker::start_outside_tcp(Request& r, const std::string& host, bool literal
       respond(req, 0, EHOSTUNREACH);
       return;
     }
-    if (req.type == SOCK_STREAM) {
-      start_direct(req, std::move(*addresses));
-    } else {
-      start_datagrams(req, std::move(*addresses));
-    }
+    start(req, std::move(*addresses));
   });
 }
 

@@ -102,6 +102,9 @@ class Broker {
   void start_outside_tcp(Request& r, const std::string& host, bool literal);
   void start_join(Request& r);
   void start_direct(Request& r, std::vector<IpAddress> addresses);
+  // The addresses of `host` (an IP literal, a `hosts:` pin, or the relay's resolver on the loop), then
+  // start_direct() or start_datagrams() by the socket's type. A bad pin is refused with `pin_errno`.
+  void resolve_then_start(Request& r, const std::string& host, bool literal, std::string_view protocol, int pin_errno);
   // UDP (broker_udp.cc): decided by the udp rules, resolved and guarded as TCP, then joined to the datagram relay.
   void start_outside_udp(Request& r, const std::string& host, bool literal);
   void start_datagrams(Request& r, std::vector<IpAddress> addresses);

@@ -76,36 +76,7 @@ void Broker::start_outside_udp(Request& r, const std::string& host, bool literal
     deny(r, kProtocol, host, r.port, "no datagram relay", r.rule, ENETUNREACH);
     return;
   }
-  if (literal) {
-    start_datagrams(r, {*IpAddress::parse(host)});
-    return;
-  }
-  if (auto pin = ctx_.spec->hosts.find(host); pin != ctx_.spec->hosts.end()) {
-    auto pinned = IpAddress::parse(pin->second);
-    if (!pinned) {
-      deny(r, kProtocol, host, r.port, "pinned address is not an IP", "hosts", ENETUNREACH);
-      return;
-    }
-    start_datagrams(r, {*pinned});
-    return;
-  }
-  // Resolved on the loop as for TCP (broker.cc: the callback comes back to start_datagrams()).
-  r.wait = Request::Wait::resolving;
-  r.deadline = Clock::now() + std::chrono::milliseconds(ctx_.connect_timeout_ms);
-  timers_.push(r.deadline, r.key);
-  uint64_t key = r.key;
-  ctx_.resolve(host, [this, key](Result<std::vector<IpAddress>> addresses) {
-    auto it = pending_.find(key);
-    if (it == pending_.end() || it->second->wait != Request::Wait::resolving) return;
-    Request& req = *it->second;
-    req.wait = Request::Wait::none;
-    if (!addresses) {
-      relay::emit_error(*ctx_.events, req.host, req.port, addresses.status().message());
-      respond(req, 0, EHOSTUNREACH);
-      return;
-    }
-    start_datagrams(req, std::move(*addresses));
-  });
+  resolve_then_start(r, host, literal, kProtocol, ENETUNREACH);  // as for TCP (broker.cc)
 }
 
 void Broker::start_datagrams(Request& r, std::vector<IpAddress> addresses) {
