@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/broker/sock_diag_dump.h"
+
 namespace oishell::broker {
 namespace {
 
@@ -23,47 +25,28 @@ Status dump(int diag_fd, int family, std::vector<relay::DatagramSource>& out) {
   request.req.sdiag_family = static_cast<uint8_t>(family);
   request.req.sdiag_protocol = IPPROTO_UDP;
   request.req.idiag_states = ~0u;
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (::sendto(diag_fd, &request, sizeof request, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
-    return Status::from_errno(errno, "sendto(sock_diag, udp)");
-  }
-  alignas(nlmsghdr) char buf[32 * 1024];
-  while (true) {
-    ssize_t n = ::recv(diag_fd, buf, sizeof buf, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::from_errno(errno, "recv(sock_diag, udp)");
+  return sock_diag_dump(diag_fd, &request, sizeof request, "udp", [&out](const nlmsghdr& h) {
+    if (h.nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) return;
+    const auto* msg = static_cast<const inet_diag_msg*>(NLMSG_DATA(&h));
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (msg->idiag_family == AF_INET) {
+      auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
+      sin->sin_family = AF_INET;
+      sin->sin_port = msg->id.idiag_sport;
+      std::memcpy(&sin->sin_addr, msg->id.idiag_src, 4);
+      len = sizeof *sin;
+    } else if (msg->idiag_family == AF_INET6) {
+      auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
+      sin6->sin6_family = AF_INET6;
+      sin6->sin6_port = msg->id.idiag_sport;
+      std::memcpy(&sin6->sin6_addr, msg->id.idiag_src, 16);
+      len = sizeof *sin6;
+    } else {
+      return;
     }
-    size_t left = static_cast<size_t>(n);
-    for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-      if (h->nlmsg_type == NLMSG_DONE) return Status::ok();
-      if (h->nlmsg_type == NLMSG_ERROR) {
-        auto* e = static_cast<nlmsgerr*>(NLMSG_DATA(h));
-        return Status::from_errno(-e->error, "sock_diag (udp)");
-      }
-      if (h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) continue;
-      const auto* msg = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
-      sockaddr_storage ss{};
-      socklen_t len = 0;
-      if (msg->idiag_family == AF_INET) {
-        auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
-        sin->sin_family = AF_INET;
-        sin->sin_port = msg->id.idiag_sport;
-        std::memcpy(&sin->sin_addr, msg->id.idiag_src, 4);
-        len = sizeof *sin;
-      } else if (msg->idiag_family == AF_INET6) {
-        auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
-        sin6->sin6_family = AF_INET6;
-        sin6->sin6_port = msg->id.idiag_sport;
-        std::memcpy(&sin6->sin6_addr, msg->id.idiag_src, 16);
-        len = sizeof *sin6;
-      } else {
-        continue;
-      }
-      out.push_back(relay::DatagramSource::from(ss, len));
-    }
-  }
+    out.push_back(relay::DatagramSource::from(ss, len));
+  });
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "runtime/broker/sandbox_unix_sockets.h"
 
+#include "runtime/broker/sock_diag_dump.h"
+
 #include <fcntl.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
@@ -87,44 +89,27 @@ Result<bool> SandboxUnixSockets::bound_here(dev_t dev, ino_t ino) const {
   request.req.sdiag_family = AF_UNIX;
   request.req.udiag_states = ~0u;
   request.req.udiag_show = UDIAG_SHOW_VFS;
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (::sendto(diag_.get(), &request, sizeof request, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
-    return Status::from_errno(errno, "sendto(sock_diag)");
-  }
-  alignas(nlmsghdr) char buf[32 * 1024];
   bool found = false;
-  while (true) {
-    ssize_t n = ::recv(diag_.get(), buf, sizeof buf, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::from_errno(errno, "recv(sock_diag)");
-    }
-    size_t left = static_cast<size_t>(n);
-    for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-      if (h->nlmsg_type == NLMSG_DONE) return found;
-      if (h->nlmsg_type == NLMSG_ERROR) {
-        auto* e = static_cast<nlmsgerr*>(NLMSG_DATA(h));
-        return Status::from_errno(-e->error, "sock_diag");
+  OI_TRY(sock_diag_dump(diag_.get(), &request, sizeof request, "unix", [&](const nlmsghdr& h) {
+    if (h.nlmsg_len < NLMSG_LENGTH(sizeof(unix_diag_msg))) return;
+    const auto* msg = static_cast<const unix_diag_msg*>(NLMSG_DATA(&h));
+    size_t attr_left = h.nlmsg_len - NLMSG_LENGTH(sizeof *msg);
+    for (auto* a = reinterpret_cast<const nlattr*>(msg + 1);
+         attr_left >= sizeof(nlattr) && a->nla_len >= sizeof(nlattr) && a->nla_len <= attr_left;) {
+      if (a->nla_type == UNIX_DIAG_VFS && a->nla_len >= NLA_HDRLEN + sizeof(unix_diag_vfs)) {
+        unix_diag_vfs vfs;
+        std::memcpy(&vfs, reinterpret_cast<const char*>(a) + NLA_HDRLEN, sizeof vfs);
+        // The kernel's own dev_t (major << 20 | minor), not stat(2)'s encoding.
+        dev_t vfs_dev = makedev(vfs.udiag_vfs_dev >> 20, vfs.udiag_vfs_dev & 0xfffff);
+        if (vfs.udiag_vfs_ino == ino && vfs_dev == dev) found = true;
       }
-      auto* msg = static_cast<unix_diag_msg*>(NLMSG_DATA(h));
-      size_t attr_left = h->nlmsg_len - NLMSG_LENGTH(sizeof *msg);
-      for (auto* a = reinterpret_cast<nlattr*>(msg + 1); attr_left >= sizeof(nlattr) && a->nla_len >= sizeof(nlattr) &&
-                                                         a->nla_len <= attr_left;) {
-        if (a->nla_type == UNIX_DIAG_VFS && a->nla_len >= NLA_HDRLEN + sizeof(unix_diag_vfs)) {
-          unix_diag_vfs vfs;
-          std::memcpy(&vfs, reinterpret_cast<char*>(a) + NLA_HDRLEN, sizeof vfs);
-          // The kernel's own dev_t (major << 20 | minor), not stat(2)'s encoding.
-          dev_t vfs_dev = makedev(vfs.udiag_vfs_dev >> 20, vfs.udiag_vfs_dev & 0xfffff);
-          if (vfs.udiag_vfs_ino == ino && vfs_dev == dev) found = true;
-        }
-        size_t step = NLA_ALIGN(a->nla_len);
-        if (step > attr_left) break;
-        attr_left -= step;
-        a = reinterpret_cast<nlattr*>(reinterpret_cast<char*>(a) + step);
-      }
+      size_t step = NLA_ALIGN(a->nla_len);
+      if (step > attr_left) break;
+      attr_left -= step;
+      a = reinterpret_cast<const nlattr*>(reinterpret_cast<const char*>(a) + step);
     }
-  }
+  }));
+  return found;
 }
 
 }  // namespace oishell::broker
