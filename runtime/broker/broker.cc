@@ -158,12 +158,19 @@ void Broker::deny(Request& r, std::string_view protocol, std::string_view host, 
 void Broker::start(Request& r) {
   const int nr = r.n.data.nr;
   r.callers_fd = static_cast<int>(r.n.data.args[0]);
-  auto caller = Caller::open(ctx_.notify_fd, r.n.id, r.n.pid);
+  auto caller = Caller::open(ctx_.notify_fd, r.n.id, r.n.pid, callers_);
   if (!caller) {
     respond(r, 0, ECONNREFUSED);  // gone, or not ours to look at: fail closed
     return;
   }
   r.caller.emplace(std::move(*caller));
+  // The caller's socket first: the check of the first read below proves it the caller's too (caller.h).
+  auto sock = r.caller->take_fd_unchecked(r.callers_fd);
+  if (!sock) {
+    respond(r, 0, sock.status().errno_value() == EBADF ? EBADF : ECONNREFUSED);
+    return;
+  }
+  r.sock = std::move(*sock);
   uint64_t addr_ptr = 0;
   uint64_t addr_len = 0;
   if (nr == __NR_connect) {
@@ -220,12 +227,6 @@ void Broker::start(Request& r) {
     respond(r, 0, s.errno_value() == ENOENT ? ECONNREFUSED : EFAULT);
     return;
   }
-  auto sock = r.caller->take_fd(r.callers_fd);
-  if (!sock) {
-    respond(r, 0, sock.status().errno_value() == EBADF ? EBADF : ECONNREFUSED);
-    return;
-  }
-  r.sock = std::move(*sock);
   r.domain = socket_int(r.sock.get(), SOL_SOCKET, SO_DOMAIN);
   r.type = socket_int(r.sock.get(), SOL_SOCKET, SO_TYPE);
   if (r.domain < 0) {
@@ -238,7 +239,13 @@ void Broker::start(Request& r) {
     respond(r, 0, EISCONN);
     return;
   }
-  r.callers_nonblocking = (::fcntl(r.sock.get(), F_GETFL) & O_NONBLOCK) != 0;
+  if (auto flags = r.caller->fd_flags(r.callers_fd); flags.is_ok()) {
+    r.callers_file_flags = flags->file_flags;
+    r.callers_cloexec = flags->cloexec;
+  } else {
+    r.callers_file_flags = ::fcntl(r.sock.get(), F_GETFL);  // FD_CLOEXEC unknown: left off
+  }
+  r.callers_nonblocking = (r.callers_file_flags & O_NONBLOCK) != 0;
   if (r.addrlen < sizeof(sa_family_t)) {
     respond(r, 0, EINVAL);
     return;
@@ -439,7 +446,7 @@ void Broker::try_next_candidate(Request& r) {
     const IpAddress& a = r.candidates[r.next++];
     sockaddr_storage ss{};
     socklen_t len = detail::to_sockaddr(a, r.port, r.domain, &ss);
-    UniqueFd fd(::socket(r.domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    UniqueFd fd = take_tcp_socket(r.domain);
     if (!fd) {
       r.last_error = Status::from_errno(errno, "socket").message();
       continue;
@@ -522,6 +529,17 @@ void Broker::finish_own_connect(Request& r, int err) {
   install(r);
 }
 
+UniqueFd Broker::take_tcp_socket(int family) {
+  UniqueFd& standby = family == AF_INET6 ? standby_v6_ : standby_v4_;
+  if (standby) return std::move(standby);
+  return UniqueFd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+}
+
+void Broker::refill_standby(int family) {
+  UniqueFd& standby = family == AF_INET6 ? standby_v6_ : standby_v4_;
+  if (!standby) standby = UniqueFd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+}
+
 void Broker::install(Request& r) {
   int64_t value = 0;
   if (r.fast_open) {
@@ -529,13 +547,12 @@ void Broker::install(Request& r) {
     value = n < 0 ? 0 : n;
   }
   if (!r.callers_nonblocking) ::fcntl(r.own.get(), F_SETFL, 0);  // made O_NONBLOCK
-  auto cloexec = r.caller->fd_cloexec(r.callers_fd);
   seccomp_notif_addfd add{};
   add.id = r.n.id;
   add.flags = SECCOMP_ADDFD_FLAG_SETFD;
   add.srcfd = static_cast<uint32_t>(r.own.get());
   add.newfd = static_cast<uint32_t>(r.callers_fd);
-  add.newfd_flags = cloexec.is_ok() && *cloexec ? O_CLOEXEC : 0;
+  add.newfd_flags = r.callers_cloexec ? O_CLOEXEC : 0;
   if (::ioctl(ctx_.notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0) {
     int err = errno;
     if (err != ENOENT) relay::emit_error(*ctx_.events, r.host, r.port, Status::from_errno(err, "SECCOMP_IOCTL_NOTIF_ADDFD").message());
@@ -543,11 +560,13 @@ void Broker::install(Request& r) {
     return;
   }
   relay::emit_allowed(*ctx_.events, "connect", r.host, r.port, r.rule, r.address);
-  respond(r, value, 0);
+  const int family = r.domain;
+  respond(r, value, 0);  // destroys r
+  refill_standby(family);
 }
 
 void Broker::connect_callers_socket(Request& r, const sockaddr* addr, socklen_t len) {
-  int flags = ::fcntl(r.sock.get(), F_GETFL);
+  const int flags = r.callers_file_flags;
   if (!r.callers_nonblocking) ::fcntl(r.sock.get(), F_SETFL, flags | O_NONBLOCK);
   int rc = ::connect(r.sock.get(), addr, len);
   int err = rc == 0 ? 0 : errno;

@@ -113,6 +113,10 @@ class Broker {
   // Ends the associations of sockets the sandbox has closed (sock_diag), when all are taken.
   void reap_datagrams();
   void try_next_candidate(Request& r);
+  // A fresh non-blocking TCP socket of `family` in the supervisor's namespace: the one kept standing by, made
+  // after the last answer (off the caller's wait), or a new one.
+  UniqueFd take_tcp_socket(int family);
+  void refill_standby(int family);
   void install(Request& r);
   // connect(2) on the caller's own socket, as the caller would have made it (blocking or not).
   void connect_callers_socket(Request& r, const sockaddr* addr, socklen_t len);
@@ -138,6 +142,9 @@ class Broker {
   relay::TimerQueue timers_;
   std::vector<dev_t> own_tmpfs_devs_;
   bool own_tmpfs_known_ = false;
+  UniqueFd standby_v4_;
+  UniqueFd standby_v6_;
+  CallerFiles callers_;  // pidfds and fdinfo files of the threads that called last
   uint64_t sandbox_netns_cookie_ = 0;  // 0 until a socket of the sandbox's was seen
   std::optional<SandboxUnixSockets> sandbox_sockets_;
   bool sandbox_sockets_failed_ = false;

@@ -30,7 +30,9 @@ struct Broker::Request {
   socklen_t addrlen = 0;
   bool fast_open = false;  // a send that connects: answer the bytes sent
   std::string data;
+  int callers_file_flags = 0;  // F_GETFL's, read once
   bool callers_nonblocking = false;
+  bool callers_cloexec = false;
   enum class Wait { none, callers_socket, own_socket, unix_retry, resolving } wait = Wait::none;
   Clock::time_point deadline;
   Clock::time_point retry_until;

@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -30,28 +31,50 @@ pid_t thread_group_of(pid_t tid) {
   return -1;
 }
 
-}  // namespace
-
-Result<Caller> Caller::open(int notify_fd, uint64_t id, pid_t tid) {
+Result<UniqueFd> open_pidfd(pid_t tid) {
   UniqueFd pidfd(sys::pidfd_open(tid, PIDFD_THREAD));
   if (!pidfd && errno == EINVAL) {
     pid_t tgid = thread_group_of(tid);
     if (tgid > 0) pidfd.reset(sys::pidfd_open(tgid, 0));
   }
   if (!pidfd) return Status::from_errno(errno, "pidfd_open(" + std::to_string(tid) + ")");
-  // Not checked here: the pidfd is proved to be the caller's by the first check after it (read() or take_fd()).
-  return Caller(notify_fd, id, tid, std::move(pidfd));
+  return pidfd;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ThreadFiles>> CallerFiles::get(pid_t tid, bool fresh) {
+  auto it = std::find_if(threads_.begin(), threads_.end(), [tid](const auto& t) { return t->tid == tid; });
+  if (it != threads_.end()) {
+    if (!fresh) {
+      threads_.splice(threads_.begin(), threads_, it);
+      return threads_.front();
+    }
+    threads_.erase(it);
+  }
+  auto pidfd = open_pidfd(tid);
+  if (!pidfd) return pidfd.status();
+  auto thread = std::make_shared<ThreadFiles>();
+  thread->tid = tid;
+  thread->pidfd = std::move(*pidfd);
+  threads_.push_front(thread);
+  if (threads_.size() > kThreads) threads_.pop_back();
+  return thread;
+}
+
+Result<Caller> Caller::open(int notify_fd, uint64_t id, pid_t tid, CallerFiles& files) {
+  auto thread = files.get(tid);
+  if (!thread) return thread.status();
+  return Caller(notify_fd, id, tid, std::move(*thread), files);
 }
 
 bool Caller::valid() const {
   uint64_t id = id_;
-  const bool alive = ::ioctl(notify_fd_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-  if (alive) pidfd_proved_ = true;
-  return alive;
+  return ::ioctl(notify_fd_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
 Status Caller::read(uint64_t address, void* out, size_t size) const {
-  if (size == 0) return Status::ok();
+  if (size == 0) return valid() ? Status::ok() : Status::from_errno(ENOENT, "seccomp notification (caller gone)");
   iovec local{out, size};
   iovec remote{reinterpret_cast<void*>(address), size};
   ssize_t n = ::process_vm_readv(tid_, &local, 1, &remote, 1, 0);
@@ -61,25 +84,44 @@ Status Caller::read(uint64_t address, void* out, size_t size) const {
   return Status::ok();
 }
 
-Result<UniqueFd> Caller::take_fd(int fd) const {
-  UniqueFd copy(sys::pidfd_getfd(pidfd_.get(), fd, 0));
+Result<UniqueFd> Caller::take_fd_unchecked(int fd) {
+  // A kept pidfd whose thread is gone is ESRCH (a pidfd names one thread, never a later one with its number): the
+  // thread's number was reused, so a fresh pidfd is opened. Either way the pidfd is the caller's only if the
+  // caller is still waiting after this (two live threads never share a number): the next check proves it.
+  UniqueFd copy(sys::pidfd_getfd(thread_->pidfd.get(), fd, 0));
+  if (!copy && errno == ESRCH) {
+    auto fresh = files_->get(tid_, /*fresh=*/true);
+    if (!fresh) return fresh.status();
+    thread_ = std::move(*fresh);
+    copy.reset(sys::pidfd_getfd(thread_->pidfd.get(), fd, 0));
+  }
   if (!copy) return Status::from_errno(errno, "pidfd_getfd(" + std::to_string(fd) + ")");
-  // The caller alive after the pidfd was opened means the pidfd is the caller (its tid cannot have been reused).
-  if (!pidfd_proved_ && !valid()) return Status::from_errno(ENOENT, "seccomp notification (caller gone)");
   return copy;
 }
 
-Result<bool> Caller::fd_cloexec(int fd) const {
-  const std::string path = proc_path(tid_, ("fdinfo/" + std::to_string(fd)).c_str());
-  UniqueFd info(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!info) return Status::from_errno(errno, "open(" + path + ")");
+Result<FdFlags> Caller::fd_flags(int fd) {
+  auto& kept = thread_->fdinfo;
+  auto it = std::find_if(kept.begin(), kept.end(), [fd](const auto& e) { return e.first == fd; });
   char buf[512];
-  ssize_t n = ::read(info.get(), buf, sizeof buf - 1);
-  if (n <= 0) return Status::from_errno(n < 0 ? errno : ENODATA, "read(" + path + ")");
+  ssize_t n = -1;
+  if (it != kept.end()) n = ::pread(it->second.get(), buf, sizeof buf - 1, 0);
+  if (n <= 0) {
+    // Not kept yet, or kept for a file since closed (fdinfo of a closed fd is ENOENT): open it again.
+    if (it != kept.end()) kept.erase(it);
+    const std::string path = proc_path(tid_, ("fdinfo/" + std::to_string(fd)).c_str());
+    UniqueFd info(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!info) return Status::from_errno(errno, "open(" + path + ")");
+    n = ::pread(info.get(), buf, sizeof buf - 1, 0);
+    if (n <= 0) return Status::from_errno(n < 0 ? errno : ENODATA, "read(" + path + ")");
+    kept.emplace_back(fd, std::move(info));
+    if (kept.size() > CallerFiles::kFdinfoPerThread) kept.erase(kept.begin());
+  }
   buf[n] = '\0';
   const char* flags = std::strstr(buf, "flags:");
-  if (flags == nullptr) return Status::from_errno(ENODATA, "no flags in " + path);
-  return (std::strtoul(flags + 6, nullptr, 8) & O_CLOEXEC) != 0;
+  if (flags == nullptr) return Status::from_errno(ENODATA, "no flags in fdinfo of fd " + std::to_string(fd));
+  // fdinfo's flags are the file's (F_GETFL's) with O_CLOEXEC added for a close-on-exec fd.
+  const unsigned long value = std::strtoul(flags + 6, nullptr, 8);
+  return FdFlags{static_cast<int>(value & ~static_cast<unsigned long>(O_CLOEXEC)), (value & O_CLOEXEC) != 0};
 }
 
 Result<std::string> Caller::cwd() const {

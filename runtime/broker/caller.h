@@ -1,31 +1,62 @@
 #pragma once
 // The process behind one seccomp notification, seen from the supervisor: its memory, its fds, its cwd and root.
 // Every read is followed by the notification-id check: what was read came from the thread that made the call and
-// is still waiting for the answer (a pid reused in between fails the check). The first check after open() also
-// proves the pidfd (take_fd() makes one when no read came before it).
+// is still waiting for the answer (a pid reused in between fails the check). A thread's pidfd and fdinfo files are
+// kept between its calls (CallerFiles): a thread that connects again opens nothing.
 #include <sys/types.h>
 
 #include <cstdint>
+#include <list>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "base/unique_fd.h"
 
 namespace oishell::broker {
 
+// What is kept of one thread: its pidfd and its open /proc/TID/fdinfo files by fd.
+struct ThreadFiles {
+  pid_t tid = 0;
+  UniqueFd pidfd;
+  std::vector<std::pair<int, UniqueFd>> fdinfo;  // most recent last
+};
+
+// The files of the threads that called last, least recently used out. A kept pidfd is trusted only as Caller says.
+class CallerFiles {
+ public:
+  static constexpr size_t kThreads = 16;
+  static constexpr size_t kFdinfoPerThread = 4;
+  // The entry of `tid`; a new one (pidfd_open) when there is none or `fresh` is set (the kept pidfd's thread is gone).
+  Result<std::shared_ptr<ThreadFiles>> get(pid_t tid, bool fresh = false);
+
+ private:
+  std::list<std::shared_ptr<ThreadFiles>> threads_;  // most recent first
+};
+
+// The file status flags of a caller's fd (F_GETFL's) and its FD_CLOEXEC.
+struct FdFlags {
+  int file_flags = 0;
+  bool cloexec = false;
+};
+
 class Caller {
  public:
   // `tid`: the calling thread, in the supervisor's pid namespace; `notify_fd` and `id` identify the notification.
-  static Result<Caller> open(int notify_fd, uint64_t id, pid_t tid);
+  static Result<Caller> open(int notify_fd, uint64_t id, pid_t tid, CallerFiles& files);
 
   // Still waiting for its answer (the pid has not been reused).
   bool valid() const;
-  // Exactly `size` bytes at `address` of the caller's memory, or an error (EFAULT for a bad pointer).
+  // Exactly `size` bytes at `address` of the caller's memory, or an error (EFAULT for a bad pointer). Checked.
   Status read(uint64_t address, void* out, size_t size) const;
-  // A duplicate of the caller's fd (pidfd_getfd): the same open file description, O_CLOEXEC here.
-  Result<UniqueFd> take_fd(int fd) const;
-  // Whether the caller's fd has FD_CLOEXEC (from /proc/TID/fdinfo).
-  Result<bool> fd_cloexec(int fd) const;
+  // A duplicate of the caller's fd (pidfd_getfd): the same open file description, O_CLOEXEC here. Not checked: it
+  // is the caller's only once a check (read(), valid()) has passed after it, since the pidfd may be a kept one.
+  Result<UniqueFd> take_fd_unchecked(int fd);
+  // The flags of the caller's fd, from its fdinfo (one pread of a kept file). Not checked, and only as true as
+  // the moment it was read: for flags to copy, never for a decision.
+  Result<FdFlags> fd_flags(int fd);
   // The caller's working directory as a path inside its own root.
   Result<std::string> cwd() const;
   // The caller's root directory, O_PATH.
@@ -33,13 +64,13 @@ class Caller {
   pid_t tid() const { return tid_; }
 
  private:
-  Caller(int notify_fd, uint64_t id, pid_t tid, UniqueFd pidfd)
-      : notify_fd_(notify_fd), id_(id), tid_(tid), pidfd_(std::move(pidfd)) {}
+  Caller(int notify_fd, uint64_t id, pid_t tid, std::shared_ptr<ThreadFiles> thread, CallerFiles& files)
+      : notify_fd_(notify_fd), id_(id), tid_(tid), thread_(std::move(thread)), files_(&files) {}
   int notify_fd_;
   uint64_t id_;
   pid_t tid_;
-  UniqueFd pidfd_;
-  mutable bool pidfd_proved_ = false;  // a check passed since the pidfd was opened
+  std::shared_ptr<ThreadFiles> thread_;
+  CallerFiles* files_;
 };
 
 }  // namespace oishell::broker

@@ -376,6 +376,44 @@ TEST(BrokerTcp, NetcatReachesAnAllowedNameOnly) {
   EXPECT_EQ(1, server.accepted());
 }
 
+// The socket the broker installs takes the place of the caller's with what the caller gave its own: close-on-exec
+// or not, blocking or not, and the options set before connect. Three sockets in turn on one fd number (the broker
+// keeps a thread's fdinfo file between calls: a later socket on the same number must not inherit the earlier
+// one's flags). The neighbour: the same script on the host, connecting the caller's own sockets, prints the same.
+TEST(BrokerTcp, AnInstalledSocketKeepsTheCallersFlagsAndOptions) {
+  HostTcpServer server("");
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  auto script = [&](const std::string& host) {
+    return "import socket, select\n"
+           "def show(tag, s):\n"
+           "  print(tag, s.get_inheritable(), s.getblocking(),\n"
+           "        s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0,\n"
+           "        s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) != 0,\n"
+           "        s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE), s.getpeername()[1] == " + server.port() + ")\n"
+           "a = socket.socket(); a.set_inheritable(True)\n"
+           "a.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
+           "a.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)\n"
+           "a.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 77)\n"
+           "a.connect(('" + host + "', " + server.port() + ")); show('a', a); fd = a.fileno(); a.close()\n"
+           "b = socket.socket(); b.connect(('" + host + "', " + server.port() + ")); show('b', b)\n"
+           "print('same fd', b.fileno() == fd); b.close()\n"
+           "c = socket.socket(); c.setblocking(False)\n"
+           "c.connect_ex(('" + host + "', " + server.port() + "))\n"
+           "select.select([], [c], [], 5); show('c', c); print('same fd', c.fileno() == fd)\n";
+  };
+  const std::string expected =
+      "a True True True True 77 True\n"
+      "b False True False False 7200 True\n"
+      "same fd True\n"
+      "c False False False False 7200 True\n"
+      "same fd True\n";
+  EXPECT_EQ(expected, python_in_sandbox(tcp_policy(dir, server.port()), script("direct.example")));
+  EXPECT_EQ(3, server.wait_accepted(3));
+  SandboxRun host = run_on_host({"/usr/bin/python3", "-c", script("127.0.0.1")});
+  EXPECT_EQ(expected, host.out) << host.err;
+}
+
 // A socket the broker installed is the supervisor's, of the host's network namespace: it keeps its one destination.
 // Without the broker, connect(AF_UNSPEC) dissolves a TCP connection (0), after which the socket can connect
 // anywhere the host can, or listen on the host's network.

@@ -111,6 +111,11 @@ std::string probe_on_host(const std::vector<std::string>& probe_args) {
   return first_line(c.out);
 }
 
+SandboxRun run_on_host(const std::vector<std::string>& command, int timeout_seconds) {
+  Captured c = run_captured(command, timeout_seconds);
+  return SandboxRun{c.status, std::move(c.out), std::move(c.err)};
+}
+
 BackgroundOishell start_oishell(const std::vector<std::string>& oishell_args, const std::vector<std::string>& command,
                                 const std::vector<std::string>& extra_env, const std::string& cwd,
                                 bool capture_stderr, bool own_group) {

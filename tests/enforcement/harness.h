@@ -31,6 +31,8 @@ std::string landlock_or(int since, const std::string& denial, const std::string&
 
 // The same probe run on the host, without a sandbox: what the action does when nothing stops it.
 std::string probe_on_host(const std::vector<std::string>& probe_args);
+// `command` run on the host, without a sandbox, its output captured.
+SandboxRun run_on_host(const std::vector<std::string>& command, int timeout_seconds = 60);
 
 // `oishell run <oishell_args> -- <command>` started in the background, as a user's shell starts it (stdin and
 // stdout on /dev/null), for tests that signal it at chosen moments. `extra_env` ("K=V") is added to the
