@@ -41,6 +41,7 @@ struct PolicyOverrides {
   std::vector<std::string> hide;          // --hide PATH (added to filesystem.hide)
   std::vector<std::string> unix_sockets;  // --unix PATH (added to network.unix)
   std::vector<std::string> allow_domains; // --allow-domain D
+  std::vector<std::string> allow_udp;     // --allow-udp HOST:PORT
   std::optional<std::string> net_mode;    // --net none|proxy
   std::vector<std::string> env_set;       // --env K=V
   std::optional<std::string> wall_time;   // --timeout DUR ("30s", "10m")

@@ -57,6 +57,17 @@ void apply_overrides(Policy& policy, const PolicyOverrides& overrides, const Com
     }
     policy.network.allow.push_back(HostItem{*rule, cli_pos()});
   }
+  for (const auto& destination : overrides.allow_udp) {
+    auto rule = HostRule::parse(destination);
+    if (rule && rule->ports.empty()) rule = Status::error("`" + destination + "` names no port");
+    if (!rule) {
+      errors.push_back(Diagnostic{cli_pos(), "--allow-udp", rule.status().message(),
+                                  "HOST:PORT, e.g. --allow-udp dns.example:53 (one port per flag)"});
+      continue;
+    }
+    rule->protocol = HostRule::Protocol::udp;
+    policy.network.allow.push_back(HostItem{*rule, cli_pos()});
+  }
   if (overrides.net_mode) {
     if (*overrides.net_mode == "none") {
       policy.network.mode.set(NetMode::none, cli_pos());

@@ -302,7 +302,12 @@ std::vector<std::string> SupervisedSandbox::enforced() const {
                           ", dns 127.0.0.1:" + std::to_string(spec_.network.dns_port) + ")");
   if (notifier_) {
     out.push_back(std::string("connect: every connect(2) performed by the supervisor (broker): ") +
-                  (spec_.network.mode == NetMode::none ? "no exit; " : "outside TCP decided by the policy; ") +
+                  (spec_.network.mode == NetMode::none
+                       ? "no exit; "
+                       : spec_.network.datagram_relay
+                             ? "outside TCP decided by the policy; UDP from connected sockets through the datagram "
+                               "relay to the hosts and ports of udp rules, no other UDP; "
+                             : "outside TCP decided by the policy; no UDP (no udp rule); ") +
                   "unix sockets by inode (the sandbox's own, or network.unix: " +
                   std::to_string(spec_.network.unix_sockets.size()) + ")");
   }

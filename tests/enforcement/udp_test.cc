@@ -224,5 +224,43 @@ TEST(Udp, AnUnknownSourceSendingToTheInnerSocketGetsNothingForwarded) {
   EXPECT_EQ((std::vector<size_t>{4}), echo.sizes());  // only the associated socket's datagram
 }
 
+// A socket that had an association, connected again straight at the relay's inner socket: the broker ends the
+// association first, so the same source now sends as an unknown one and nothing more is forwarded. The neighbour:
+// the datagram before the re-point was echoed.
+TEST(Udp, ASocketRepointedAtTheInnerSocketLosesItsAssociation) {
+  HostUdpEcho echo;
+  ASSERT_TRUE(echo.ok());
+  TempDir dir;
+  const std::string script = prologue(echo) +
+      "s = udp(); s.connect((a, P)); s.send(b'before'); print('before', s.recv(100))\n"
+      "inner = s.getpeername()\n"
+      "s.connect(inner); s.send(b'after'); s.settimeout(1)\n"
+      "try:\n  print('after', s.recv(100))\nexcept socket.timeout:\n  print('after nothing')\n";
+  EXPECT_EQ("before b'before'\nafter nothing\n", python_in_sandbox(udp_policy(dir, echo.port()), script));
+  EXPECT_EQ((std::vector<size_t>{6}), echo.sizes());
+}
+
+// `oishell run --allow-udp NAME:PORT` is a udp rule for that name and port only.
+TEST(Udp, TheAllowUdpFlagAllowsOneNameAndPort) {
+  HostUdpEcho echo;
+  ASSERT_TRUE(echo.ok());
+  TempDir dir;
+  const std::string policy = dir.write("policy.yaml", "version: 1\nextends: default\nnetwork:\n"
+                                       "  hosts: {echo.example: 127.0.0.1}\n  allow_private: [127.0.0.0/8]\n");
+  const std::string script = prologue(echo) +
+      "for port in (P, " + echo.other_port() + "):\n"
+      "  s = udp()\n"
+      "  try:\n    s.connect((a, port))\n  except OSError as e:\n    print(port == P, errno.errorcode[e.errno]); continue\n"
+      "  s.send(b'flag'); print(port == P, s.recv(100))\n";
+  SandboxRun run = run_sandboxed({"--policy", policy, "--allow-udp", "echo.example:" + echo.port()},
+                                 {"/usr/bin/python3", "-c", script});
+  EXPECT_EQ("True b'flag'\nFalse ENETUNREACH\n", run.out) << run.err;
+  EXPECT_EQ((std::vector<size_t>{4}), echo.sizes());
+  // Without the flag the same policy has no udp rule: the name's port is unreachable too.
+  run = run_sandboxed({"--policy", policy}, {"/usr/bin/python3", "-c", script});
+  EXPECT_EQ("True ENETUNREACH\nFalse ENETUNREACH\n", run.out) << run.err;
+  EXPECT_EQ((std::vector<size_t>{4}), echo.sizes());
+}
+
 }  // namespace
 }  // namespace oishell::test

@@ -116,6 +116,7 @@ TEST(Merge, OverridesAddButNeverWeaken) {
   PolicyOverrides o;
   o.read_write = {"/home/user/.ssh", "datasets-relative"};
   o.allow_domains = {"example.com", "*"};
+  o.allow_udp = {"ntp.example", "ntp.example:123,124"};
   o.env_set = {"HOME=/evil", "OK=1", "novalue"};
   o.net_mode = "sideways";
   o.memory = "1";
@@ -124,14 +125,33 @@ TEST(Merge, OverridesAddButNeverWeaken) {
   policy::apply_overrides(r.policy, o, fake_context(), errors);
   std::string e = policy::format_diagnostics(errors);
   EXPECT_NE(std::string::npos, e.find("command line: --allow-domain: ")) << e;
+  EXPECT_NE(std::string::npos, e.find("command line: --allow-udp: `ntp.example` names no port")) << e;
+  EXPECT_NE(std::string::npos, e.find("command line: --allow-udp: host rule `ntp.example:123,124`: several ports")) << e;
   EXPECT_NE(std::string::npos, e.find("command line: --env: `HOME=/evil`: set by oishell")) << e;
   EXPECT_NE(std::string::npos, e.find("command line: --env: `novalue`: expected NAME=VALUE")) << e;
   EXPECT_NE(std::string::npos, e.find("command line: --net: unknown mode `sideways`")) << e;
   EXPECT_NE(std::string::npos, e.find("command line: --memory:")) << e;
   EXPECT_NE(std::string::npos, e.find("command line: --timeout:")) << e;
-  EXPECT_EQ(6u, errors.size()) << e;
+  EXPECT_EQ(8u, errors.size()) << e;
   // The relative --rw resolved against the cwd; ~/.ssh stays hidden even though --rw names it.
   EXPECT_EQ("/home/user/project/datasets-relative", r.policy.filesystem.read_write.back().text);
+}
+
+// --allow-udp HOST:PORT is a udp rule for that one port: it allows datagrams there, and no stream, and no other port.
+TEST(Merge, AllowUdpIsAUdpRuleForOnePort) {
+  auto r = policy::load_profile("default");
+  ASSERT_TRUE(r.ok());
+  PolicyOverrides o;
+  o.allow_udp = {"ntp.example:123"};
+  std::vector<policy::Diagnostic> errors;
+  policy::apply_overrides(r.policy, o, fake_context(), errors);
+  ASSERT_TRUE(errors.empty()) << policy::format_diagnostics(errors);
+  auto spec = policy::compile(r.policy, fake_context());
+  ASSERT_TRUE(spec.is_ok()) << spec.status().message();
+  const auto udp = HostRule::Protocol::udp;
+  EXPECT_EQ(NetDecision::Verdict::allow, decide(spec->network, "ntp.example", 123, udp).verdict);
+  EXPECT_EQ(NetDecision::Verdict::deny, decide(spec->network, "ntp.example", 124, udp).verdict);
+  EXPECT_NE(NetDecision::Verdict::allow, decide(spec->network, "ntp.example", 123).verdict);  // tcp: ask
 }
 
 TEST(Compile, HostProblemsAreErrorsNamingTheLine) {

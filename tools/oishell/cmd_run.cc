@@ -31,7 +31,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: oishell run [--policy FILE | --profile NAME] [--workspace DIR] [--ro PATH]... [--rw PATH]...\n"
-    "                   [--hide PATH]... [--unix PATH]... [--allow-domain D]... [--net none|proxy] [--env K=V]...\n"
+    "                   [--hide PATH]... [--unix PATH]... [--allow-domain D]... [--allow-udp HOST:PORT]...\n"
+    "                   [--net none|proxy] [--env K=V]...\n"
     "                   [--timeout DUR] [--memory SIZE] [--allow-home-workspace] [--events FILE | --events-fd N]\n"
     "                   -- CMD [ARGS...]\n"
     "\n"

@@ -27,6 +27,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: oishell supervise [--policy FILE | --profile NAME] [--workspace DIR] [--sandbox openshell|none]\n"
     "                         [--timeout DUR] [--memory SIZE] [--net none|proxy] [--allow-domain D]...\n"
+    "                         [--allow-udp HOST:PORT]...\n"
     "                         [--ro PATH]... [--rw PATH]... [--hide PATH]... [--unix PATH]... [--env K=V]...\n"
     "                         [--prestart LANG]...\n"
     "\n"

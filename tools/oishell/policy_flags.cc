@@ -15,6 +15,8 @@ const std::vector<Option>& policy_flag_options() {
       {{"--hide"}, Value::file, "PATH", "a host path never visible inside (wins over every other rule)", {}, true},
       {{"--unix"}, Value::file, "PATH", "a host unix socket the sandbox may connect to (network.unix)", {}, true},
       {{"--allow-domain"}, Value::text, "D", "a destination the proxy allows (host, *.suffix, host:port)", {}, true},
+      {{"--allow-udp"}, Value::text, "HOST:PORT", "a UDP destination connected sockets may reach (a udp rule)", {},
+       true},
       {{"--net"}, Value::choice, "MODE", "the network: none, or proxy (only through oishell's proxy)",
        {"none", "proxy"}},
       {{"--env"}, Value::text, "K=V", "a variable set inside", {}, true},
@@ -66,6 +68,8 @@ bool apply_policy_flag(const std::string& flag, const std::string& value, Policy
     overrides->unix_sockets.push_back(value);
   } else if (flag == "--allow-domain") {
     overrides->allow_domains.push_back(value);
+  } else if (flag == "--allow-udp") {
+    overrides->allow_udp.push_back(value);
   } else if (flag == "--net") {
     overrides->net_mode = value;
   } else if (flag == "--env") {

@@ -1,6 +1,6 @@
 #pragma once
 // The policy flags shared by `oishell run` and `oishell supervise`: where the policy comes from and the
-// overrides that add to it (--policy, --profile, --workspace, --ro, --rw, --allow-domain, --net, --env,
+// overrides that add to it (--policy, --profile, --workspace, --ro, --rw, --allow-domain, --allow-udp, --net, --env,
 // --timeout, --memory, --allow-home-workspace), and reading an option against a verb's option table.
 #include <string>
 #include <vector>
