@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/startup_trace.h"
 #include "base/unique_fd.h"
 #include "runtime/control_protocol.h"
 #include "runtime/fd_passing.h"
@@ -104,6 +105,7 @@ class Spawner {
 
  private:
   void spawn(const control::ControlMessage& request, std::vector<UniqueFd> fds) {
+    trace_startup("init: spawn request");
     control::ControlMessage reply;
     reply.id = request.id;
     int err = 0;
@@ -130,6 +132,7 @@ class Spawner {
     } else {
       err = start_process(request, fds, nullptr, "", &pid);
     }
+    trace_startup("init: command spawned");
     if (err == 0) {
       reply.kind = control::Kind::spawned;
       reply.number = pid;
@@ -220,8 +223,10 @@ class Spawner {
     }
     if (fds[1].revents & POLLIN) {
       signalfd_siginfo info;
+      trace_startup("init: a child exited");
       while (::read(sigfd.get(), &info, sizeof info) > 0) {}
       spawner.reap();
+      trace_startup("init: exits reported");
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) spawner.handle_message();
   }
