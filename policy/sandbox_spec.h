@@ -74,6 +74,9 @@ struct SeccompSpec {
   std::vector<std::string> deny_sets;
   std::vector<std::string> allow_syscalls;  // removed from the deny sets
   bool nested_namespaces = false;
+  // `oishell learn`: the calls that name a path (open, exec, create, remove, rename...) are shown to the supervisor,
+  // which records the path and lets the call through unchanged (runtime/outside/path_observer.h). Not a policy key.
+  bool observe_paths = false;
 };
 
 enum class NetMode { none, proxy };

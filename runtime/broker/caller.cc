@@ -84,6 +84,28 @@ Status Caller::read(uint64_t address, void* out, size_t size) const {
   return Status::ok();
 }
 
+Result<std::string> Caller::read_string(uint64_t address, size_t max) const {
+  constexpr uint64_t kPage = 4096;
+  std::string out;
+  while (out.size() <= max) {
+    const size_t chunk = static_cast<size_t>(kPage - (address % kPage));
+    char buf[kPage];
+    iovec local{buf, chunk};
+    iovec remote{reinterpret_cast<void*>(address), chunk};
+    ssize_t n = ::process_vm_readv(tid_, &local, 1, &remote, 1, 0);
+    if (n <= 0) return Status::from_errno(n < 0 ? errno : EFAULT, "process_vm_readv");
+    const char* end = static_cast<const char*>(std::memchr(buf, '\0', static_cast<size_t>(n)));
+    out.append(buf, end ? static_cast<size_t>(end - buf) : static_cast<size_t>(n));
+    if (end) {
+      if (out.size() > max) break;
+      if (!valid()) return Status::from_errno(ENOENT, "seccomp notification (caller gone)");
+      return out;
+    }
+    address += static_cast<uint64_t>(n);
+  }
+  return Status::from_errno(ENAMETOOLONG, "a path longer than " + std::to_string(max) + " bytes");
+}
+
 Result<UniqueFd> Caller::take_fd_unchecked(int fd) {
   // A kept pidfd whose thread is gone is ESRCH (a pidfd names one thread, never a later one with its number): the
   // thread's number was reused, so a fresh pidfd is opened. Either way the pidfd is the caller's only if the
@@ -129,6 +151,16 @@ Result<std::string> Caller::cwd() const {
   ssize_t n = ::readlink(proc_path(tid_, "cwd").c_str(), buf, sizeof buf);
   if (n < 0) return Status::from_errno(errno, "readlink(/proc/" + std::to_string(tid_) + "/cwd)");
   if (static_cast<size_t>(n) >= sizeof buf) return Status::from_errno(ENAMETOOLONG, "readlink(cwd)");
+  if (!valid()) return Status::from_errno(ENOENT, "seccomp notification (caller gone)");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+Result<std::string> Caller::fd_path(int fd) const {
+  char buf[PATH_MAX];
+  const std::string path = proc_path(tid_, ("fd/" + std::to_string(fd)).c_str());
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+  if (n < 0) return Status::from_errno(errno, "readlink(" + path + ")");
+  if (static_cast<size_t>(n) >= sizeof buf) return Status::from_errno(ENAMETOOLONG, "readlink(" + path + ")");
   if (!valid()) return Status::from_errno(ENOENT, "seccomp notification (caller gone)");
   return std::string(buf, static_cast<size_t>(n));
 }

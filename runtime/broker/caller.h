@@ -51,6 +51,9 @@ class Caller {
   bool valid() const;
   // Exactly `size` bytes at `address` of the caller's memory, or an error (EFAULT for a bad pointer). Checked.
   Status read(uint64_t address, void* out, size_t size) const;
+  // The NUL-terminated string at `address` (at most `max` bytes before the NUL: ENAMETOOLONG), read page by page so
+  // that a string ending just before an unmapped page is read whole. Checked.
+  Result<std::string> read_string(uint64_t address, size_t max) const;
   // A duplicate of the caller's fd (pidfd_getfd): the same open file description, O_CLOEXEC here. Not checked: it
   // is the caller's only once a check (read(), valid()) has passed after it, since the pidfd may be a kept one.
   Result<UniqueFd> take_fd_unchecked(int fd);
@@ -59,6 +62,8 @@ class Caller {
   Result<FdFlags> fd_flags(int fd);
   // The caller's working directory as a path inside its own root.
   Result<std::string> cwd() const;
+  // The path of the caller's open fd `fd` (a directory for *at() calls), inside its own root. Checked.
+  Result<std::string> fd_path(int fd) const;
   // The caller's root directory, O_PATH.
   Result<UniqueFd> root() const;
   pid_t tid() const { return tid_; }

@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "base/unique_fd.h"
 #include "policy/sandbox_spec.h"
+#include "runtime/inside/seccomp_sets.h"
 #include "runtime/outside/events.h"
 
 namespace oishell {
@@ -24,6 +25,9 @@ struct SeccompReports {
   std::vector<int> errno_by_syscall;
   std::vector<std::string> set_by_syscall;
   std::vector<bool> brokered_by_syscall;  // seccomp_sets::broker_rules(): handed to the broker, not denied
+  std::vector<bool> observed_by_syscall;  // seccomp_sets::observed_path_rules(): recorded, then let through
+  // The reported deny rules by syscall: an observed call that one of them matches is a denial, not an observation.
+  std::vector<std::vector<const seccomp_sets::Rule*>> denies_by_syscall;
 };
 
 struct SeccompProgram {

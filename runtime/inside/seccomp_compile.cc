@@ -24,6 +24,7 @@ struct PlannedRule {
   std::string_view set;
   const seccomp_sets::Rule* rule;
   bool brokered = false;
+  bool observed = false;
 };
 
 // The active rules for `spec`: its sets (every default set when the list is empty; strict adds strict_extras),
@@ -60,6 +61,21 @@ Result<std::vector<PlannedRule>> plan(const SeccompSpec& spec) {
     if (nr < 0) return Status::error(std::string("seccomp: syscall `") + rule.syscall + "` unknown to libseccomp");
     rules.push_back({nr, "broker", &rule, true});
   }
+  if (spec.observe_paths) {
+    // A call some rule answers without the listener (an unreported denial: openat2 -> ENOSYS) or the broker takes
+    // stays theirs. A reported denial with conditions (open with O_CREAT and a set-id mode) shares the listener:
+    // the notifier tells the two apart by the same conditions on the same register values (denies_by_syscall).
+    std::vector<int> taken;
+    for (const auto& r : rules) {
+      if (r.brokered || !r.rule->report) taken.push_back(r.nr);
+    }
+    for (const auto& rule : seccomp_sets::observed_path_rules()) {
+      int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, rule.syscall);
+      if (nr < 0) return Status::error(std::string("seccomp: syscall `") + rule.syscall + "` unknown to libseccomp");
+      if (std::find(taken.begin(), taken.end(), nr) != taken.end()) continue;
+      rules.push_back({nr, "observe", &rule, false, true});
+    }
+  }
   return rules;
 }
 
@@ -86,7 +102,14 @@ SeccompReports reports_of(const std::vector<PlannedRule>& rules) {
       reports.errno_by_syscall.resize(nr + 1, 0);
       reports.set_by_syscall.resize(nr + 1);
       reports.brokered_by_syscall.resize(nr + 1, false);
+      reports.observed_by_syscall.resize(nr + 1, false);
+      reports.denies_by_syscall.resize(nr + 1);
     }
+    if (planned.observed) {
+      reports.observed_by_syscall[nr] = true;
+      continue;
+    }
+    if (!planned.brokered) reports.denies_by_syscall[nr].push_back(planned.rule);
     if (planned.brokered) {
       reports.brokered_by_syscall[nr] = true;
       continue;

@@ -22,7 +22,7 @@ const std::vector<Prebuilt>& table() {
 }  // namespace
 
 const std::vector<sock_filter>* prebuilt_seccomp_program(const SeccompSpec& spec) {
-  if (!spec.allow_syscalls.empty()) return nullptr;
+  if (!spec.allow_syscalls.empty() || spec.observe_paths) return nullptr;
   for (const Prebuilt& p : table()) {
     if (p.level == spec.level && p.nested_namespaces == spec.nested_namespaces && p.deny_sets == spec.deny_sets) {
       return &p.instructions;

@@ -175,6 +175,17 @@ const std::vector<Rule>& broker_rules() {
   return rules;
 }
 
+const std::vector<Rule>& observed_path_rules() {
+  static const std::vector<Rule> rules = {
+      {"open", 0, true, {}},       {"openat", 0, true, {}},    {"openat2", 0, true, {}},  {"creat", 0, true, {}},
+      {"execve", 0, true, {}},     {"execveat", 0, true, {}},  {"mkdir", 0, true, {}},    {"mkdirat", 0, true, {}},
+      {"unlink", 0, true, {}},     {"unlinkat", 0, true, {}},  {"rmdir", 0, true, {}},    {"rename", 0, true, {}},
+      {"renameat", 0, true, {}},   {"renameat2", 0, true, {}}, {"link", 0, true, {}},     {"linkat", 0, true, {}},
+      {"symlink", 0, true, {}},    {"symlinkat", 0, true, {}}, {"truncate", 0, true, {}},
+  };
+  return rules;
+}
+
 const DenySet* find(std::string_view name) {
   for (const auto& s : all()) {
     if (s.name == name) return &s;

@@ -42,6 +42,10 @@ const std::vector<DenySet>& all();
 // implicitly (sendto/sendmsg/sendmmsg with MSG_FASTOPEN). Not deny rules: always in the program, whatever the
 // level, the sets or allow_syscalls; each goes to the user-notification listener, and the broker answers it.
 const std::vector<Rule>& broker_rules();
+// The calls that name a path, for `oishell learn` (SeccompSpec::observe_paths): each is shown to the supervisor,
+// which records its path and lets it through (SECCOMP_USER_NOTIF_FLAG_CONTINUE: no decision rests on what it read).
+// `err` is unused. A call that a deny set also names is left to the deny set.
+const std::vector<Rule>& observed_path_rules();
 
 // nullptr when no set has that name.
 const DenySet* find(std::string_view name);

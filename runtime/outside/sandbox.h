@@ -21,6 +21,7 @@
 #include "policy/sandbox_spec.h"
 #include "runtime/outside/events.h"
 #include "runtime/outside/init_process.h"
+#include "runtime/outside/path_observer.h"
 #include "runtime/inside/pty.h"
 #include "runtime/relay/relay.h"
 
@@ -83,6 +84,11 @@ class MonitorClient {
   virtual void on_pollfds(const pollfd* fds, size_t count) = 0;
 };
 
+struct ResourcePeaks {
+  std::optional<uint64_t> memory_bytes;  // memory.max_usage_in_bytes (v1) or memory.peak (v2)
+  std::optional<uint64_t> processes;     // pids.peak, where the kernel keeps it
+};
+
 class Sandbox {
  public:
   // Builds and seals the sandbox. Fails closed: anything the spec requires that cannot be enforced is an error
@@ -116,6 +122,10 @@ class Sandbox {
   // protected paths (`protected_changed`) and git repositories, neutralised (`repo_neutralised`) — is reported now,
   // before the block's `done`, so the user and the model learn it with the block that did it. Nothing by default.
   virtual void check_host_integrity() {}
+  // `oishell learn` (SeccompSpec::observe_paths): the paths the sandbox's processes named so far. Empty otherwise.
+  virtual std::vector<PathObservation> observed_paths() const { return {}; }
+  // The most memory and processes the sandbox held at once, where its cgroups tell (read before shutdown()).
+  virtual ResourcePeaks resource_peaks() const { return {}; }
   // Kills every process inside and tears down; reports protected paths that changed and neutralises git
   // repositories planted during the run (runtime/outside/repo_guard.h). Idempotent.
   virtual void shutdown() = 0;

@@ -27,6 +27,26 @@ std::string errno_name(int err) {
 
 }  // namespace
 
+// Whether a reported deny rule of the call's syscall holds for its arguments (the filter's own comparisons, on the
+// register values the notification carries: nothing the caller can change after the fact).
+bool SeccompNotifier::denied_by_a_rule(const seccomp_notif& n) const {
+  const size_t nr = static_cast<size_t>(n.data.nr);
+  if (nr >= reports_.denies_by_syscall.size()) return false;
+  for (const seccomp_sets::Rule* rule : reports_.denies_by_syscall[nr]) {
+    bool all = true;
+    for (const auto& c : rule->when) {
+      const uint64_t arg = c.arg < 6 ? n.data.args[c.arg] : 0;
+      switch (c.op) {
+        case seccomp_sets::ArgCheck::Op::masked_eq: all = all && (arg & c.mask) == c.value; break;
+        case seccomp_sets::ArgCheck::Op::ne: all = all && arg != c.value; break;
+        case seccomp_sets::ArgCheck::Op::ge: all = all && arg >= c.value; break;
+      }
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
 SeccompNotifier::SeccompNotifier(UniqueFd notify_fd, SeccompReports reports, EventSink& events)
     : fd_(std::move(notify_fd)), events_(events), reports_(std::move(reports)) {}
 
@@ -64,6 +84,19 @@ Status SeccompNotifier::handle_ready() {
     }
     resp->id = req->id;
     resp->error = -EACCES;  // nobody to decide: fail closed
+    if (seccomp_notify_respond(fd_.get(), resp) < 0 && errno != ENOENT) {
+      return Status::from_errno(errno, "seccomp_notify_respond");
+    }
+    return Status::ok();
+  }
+  if (nr < reports_.observed_by_syscall.size() && reports_.observed_by_syscall[nr] && !denied_by_a_rule(*req)) {
+    if (observer_) {
+      observer_(*req);
+      return Status::ok();
+    }
+    // Observation only: the call was never the filter's to deny.
+    resp->id = req->id;
+    resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
     if (seccomp_notify_respond(fd_.get(), resp) < 0 && errno != ENOENT) {
       return Status::from_errno(errno, "seccomp_notify_respond");
     }

@@ -26,14 +26,19 @@ class SeccompNotifier {
   int fd() const { return fd_.get(); }
   // Without a handler, a brokered call is answered EACCES (fail closed).
   void set_broker(BrokerHandler handler) { broker_ = std::move(handler); }
+  // Takes a notification of an observed call (SeccompReports::observed_by_syscall, `oishell learn`); the handler
+  // answers it (with CONTINUE). Without one, such a call is let through unrecorded.
+  void set_observer(BrokerHandler handler) { observer_ = std::move(handler); }
   // Returns an error only when the fd is broken (e.g. every filtered process is gone: ENOENT is not an error).
   Status handle_ready();
 
  private:
+  bool denied_by_a_rule(const seccomp_notif& notification) const;
   UniqueFd fd_;
   EventSink& events_;
   SeccompReports reports_;
   BrokerHandler broker_;
+  BrokerHandler observer_;
 };
 
 }  // namespace oishell

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <cerrno>
 #include <cstdio>
 
@@ -179,6 +180,10 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   if (!fds.empty()) notifier_ = std::make_unique<SeccompNotifier>(std::move(fds[0]), std::move(seccomp_reports_), events_);
 
   notifier_ok_ = notifier_ != nullptr;
+  if (notifier_ && spec_.seccomp.observe_paths) {
+    path_observer_ = std::make_unique<PathObserver>(notifier_->fd());
+    notifier_->set_observer([this](const seccomp_notif& n) { path_observer_->handle(n); });
+  }
   if (relay) {
     // Listening from now on; the relay's thread starts when the first connection waits (monitor_step()).
     relay_ = std::move(relay);
@@ -595,6 +600,27 @@ void SupervisedSandbox::check_host_integrity() { report_host_integrity(true); }
 
 void SupervisedSandbox::answer_ask(uint64_t ask_id, relay::AskAnswer answer) {
   if (relay_) relay_->answer(ask_id, answer);
+}
+
+std::vector<PathObservation> SupervisedSandbox::observed_paths() const {
+  return path_observer_ ? path_observer_->observations() : std::vector<PathObservation>{};
+}
+
+ResourcePeaks SupervisedSandbox::resource_peaks() const {
+  ResourcePeaks peaks;
+  if (!limits_) return peaks;
+  auto read_number = [](const std::string& path) -> std::optional<uint64_t> {
+    std::ifstream in(path);
+    uint64_t value = 0;
+    if (in >> value) return value;
+    return std::nullopt;
+  };
+  for (const auto& dir : limits_->cgroup_dirs()) {
+    if (!peaks.memory_bytes) peaks.memory_bytes = read_number(dir + "/memory.max_usage_in_bytes");
+    if (!peaks.memory_bytes) peaks.memory_bytes = read_number(dir + "/memory.peak");
+    if (!peaks.processes) peaks.processes = read_number(dir + "/pids.peak");
+  }
+  return peaks;
 }
 
 void SupervisedSandbox::shutdown() {

@@ -44,6 +44,8 @@ class SupervisedSandbox final : public Sandbox {
   Result<ExitInfo> wait(uint64_t id) override;
   void answer_ask(uint64_t ask_id, relay::AskAnswer answer) override;
   void check_host_integrity() override;
+  std::vector<PathObservation> observed_paths() const override;
+  ResourcePeaks resource_peaks() const override;
   void set_monitor_client(MonitorClient* client) override;
   void wake_monitor() override;
   const std::vector<std::string>& degradations() const override { return degradations_; }
@@ -121,6 +123,7 @@ class SupervisedSandbox final : public Sandbox {
   broker::NameMap name_map_;
   std::unique_ptr<relay::Relay> relay_;
   std::unique_ptr<SeccompNotifier> notifier_;
+  std::unique_ptr<PathObserver> path_observer_;  // SeccompSpec::observe_paths only
   SeccompReports seccomp_reports_;  // from the compiled program, for notifier_
   UniqueFd control_;
   UniqueFd init_pidfd_;

@@ -25,6 +25,7 @@
 #include "tools/oishell/command.h"
 #include "tools/oishell/policy_flags.h"
 #include "tools/oishell/run_ask.h"
+#include "tools/oishell/run_confined.h"
 
 namespace oishell::cli {
 namespace {
@@ -103,9 +104,10 @@ std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
 // screen), the lines wait and are printed once the terminal is the user's again.
 class RunEventSink final : public EventSink {
  public:
-  explicit RunEventSink(std::unique_ptr<EventSink> file) : file_(std::move(file)) {}
+  RunEventSink(std::unique_ptr<EventSink> file, EventSink* also) : file_(std::move(file)), also_(also) {}
   void emit(const nlohmann::json& event) override {
     if (file_) file_->emit(event);
+    if (also_) also_->emit(event);
     const std::string kind = event.value("event", "");
     if (kind == "start" && event.contains("degraded")) {
       for (const auto& d : event["degraded"]) {
@@ -141,6 +143,7 @@ class RunEventSink final : public EventSink {
     }
   }
   std::unique_ptr<EventSink> file_;
+  EventSink* also_;
   std::mutex mutex_;
   bool holding_ = false;
   std::vector<std::string> held_;
@@ -193,6 +196,23 @@ int run(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return kExitOk;
   }
+  ConfinedCommand c;
+  c.source = std::move(args.source);
+  c.overrides = std::move(args.overrides);
+  c.events_file = std::move(args.events_file);
+  c.events_fd = args.events_fd;
+  c.command = std::move(args.command);
+  return run_confined(c);
+}
+
+}  // namespace
+
+int run_confined(const ConfinedCommand& args) {
+  const std::vector<int> forwarded = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (int sig : forwarded) sigaddset(&blocked, sig);
+  ::pthread_sigmask(SIG_BLOCK, &blocked, nullptr);  // already blocked by the verb; here for other callers
   // Sandbox init needs nothing of the policy to create its namespaces and map its ids: it starts now and waits
   // for the policy, so that both take their time at once. A policy that does not compile kills it again.
   auto init = InitProcess::clone();
@@ -204,26 +224,27 @@ int run(int argc, char** argv) {
   if (!args.events_file.empty()) {
     auto sink = JsonLinesEventSink::open_file(args.events_file);
     if (!sink.is_ok()) {
-      std::fprintf(stderr, "oishell run: --events: %s\n", sink.status().message().c_str());
+      std::fprintf(stderr, "oishell %s: --events: %s\n", args.verb, sink.status().message().c_str());
       return kExitUsage;
     }
     file = std::move(sink.value());
   } else if (args.events_fd >= 0) {
     int fd = ::fcntl(args.events_fd, F_DUPFD_CLOEXEC, 3);
     if (fd < 0) {
-      std::fprintf(stderr, "oishell run: --events-fd %d: %s\n", args.events_fd, errno_text(errno).c_str());
+      std::fprintf(stderr, "oishell %s: --events-fd %d: %s\n", args.verb, args.events_fd, errno_text(errno).c_str());
       return kExitUsage;
     }
     ::close(args.events_fd);
     file = std::make_unique<JsonLinesEventSink>(UniqueFd(fd));
   }
-  RunEventSink events(std::move(file));
+  RunEventSink events(std::move(file), args.also_events);
 
   auto spec = compile_policy(args.source, args.overrides, CompileContext::from_process());
   if (!spec.is_ok()) {
     std::fprintf(stderr, "oishell: policy: %s\n", spec.status().message().c_str());
     return kExitPolicyInvalid;
   }
+  if (args.adjust_spec) args.adjust_spec(*spec);
   trace_startup("run: policy compiled");
 
   // A closed --events pipe must not kill oishell (the sandbox's processes start with default dispositions).
@@ -304,6 +325,8 @@ int run(int argc, char** argv) {
     terminal->finish();
     events.hold(false);
   }
+  const int status = exit.is_ok() ? exit->shell_status() : kExitSandboxFailed;
+  if (args.before_shutdown) args.before_shutdown(**sandbox, status);
   (*sandbox)->shutdown();
   trace_startup("run: sandbox torn down");
   if (!exit.is_ok()) {
@@ -311,8 +334,10 @@ int run(int argc, char** argv) {
     return kExitSandboxFailed;
   }
   if (!exit->reason.empty()) std::fprintf(stderr, "oishell: killed: %s\n", exit->reason.c_str());
-  return exit->shell_status();
+  return status;
 }
+
+namespace {
 
 const Registration registration{{"run", "run a command in the sandbox", &run, &run_options,
                                   {completion::Value::command, "command", {}, true}}};
