@@ -99,5 +99,55 @@ TEST(Learn, AScriptGetsExactlyWhatItNeedsAndRunsUnderItWithNoDenial) {
   }
 }
 
+// Observing must not weaken what is enforced: under learning, creating a set-user-ID file is still EPERM (the same
+// call, openat, is observed and let through otherwise: the notifier applies the deny rule's own conditions), and a
+// denied syscall outright (ptrace) is learned, while one denied for its arguments is reported, never allowed.
+TEST(Learn, LearningKeepsEveryDenyRule) {
+  TempDir dir;
+  const std::string ws = dir.path() + "/ws";
+  ASSERT_EQ(0, run_on_host({"/bin/mkdir", "-p", ws}).status);
+  const std::string out = dir.path() + "/learned.yaml";
+  SandboxRun setid = run_on_host({oishell_bin(), "learn", "--workspace", ws, "-o", out, "--", probe_bin(),
+                                  "mode_call", "openat", ws + "/setuid", "4755"});
+  EXPECT_EQ("EPERM", setid.out.substr(0, setid.out.find('\n'))) << setid.err;
+  EXPECT_NE(std::string::npos, setid.err.find("wanted, not granted: syscall openat (setid_files")) << setid.err;
+  EXPECT_EQ(std::string::npos, read_text(out).find("allow_syscalls")) << read_text(out);
+  // The neighbour: an ordinary mode is created, observed and let through.
+  SandboxRun plain = run_on_host({oishell_bin(), "learn", "--workspace", ws, "--", probe_bin(), "mode_call",
+                                  "openat", ws + "/plain", "644"});
+  EXPECT_EQ("ok", plain.out.substr(0, plain.out.find('\n'))) << plain.err;
+}
+
+// A command that fails for a reason of its own still yields a policy, which says the run failed; learning it again
+// with --policy FILE widens that file (its lines kept) with what the second workload needed.
+TEST(Learn, AFailedRunStillYieldsAPolicyAndLearningAgainWidensIt) {
+  TempDir dir;
+  const std::string ws = dir.path() + "/ws", one = dir.path() + "/one", two = dir.path() + "/two";
+  ASSERT_EQ(0, run_on_host({"/bin/mkdir", "-p", ws, one, two}).status);
+  write_text(one + "/a.txt", "a");
+  write_text(two + "/b.txt", "b");
+  const std::string file = dir.path() + "/learned.yaml";
+  SandboxRun first = run_on_host({oishell_bin(), "learn", "--workspace", ws, "-o", file, "--", "/bin/sh", "-c",
+                                  "cat " + one + "/a.txt; exit 3"});
+  ASSERT_EQ(0, first.status) << first.err;
+  EXPECT_NE(std::string::npos, first.err.find("the run failed (exit 3)")) << first.err;
+  const std::string before = read_text(file);
+  EXPECT_NE(std::string::npos, before.find("the learning run failed (exit 3)")) << before;
+  EXPECT_NE(std::string::npos, before.find("    - " + one + "/a.txt   # cat: read")) << before;
+  SandboxRun second = run_on_host({oishell_bin(), "learn", "--policy", file, "--workspace", ws, "--", "/bin/cat",
+                                   two + "/b.txt"});
+  ASSERT_EQ(0, second.status) << second.err;
+  EXPECT_NE(std::string::npos, second.err.find("widened " + file)) << second.err;
+  const std::string after = read_text(file);
+  EXPECT_EQ(0u, after.find(before.substr(0, before.find("filesystem:")))) << after;  // the header is kept
+  EXPECT_NE(std::string::npos, after.find("    - " + one + "/a.txt   # cat: read")) << after;
+  EXPECT_NE(std::string::npos, after.find("    - " + two + "/b.txt   # cat: read")) << after;
+  // `oishell diff` shows what the second run added, and both workloads run under the widened file.
+  SandboxRun diff = run_on_host({oishell_bin(), "diff", dir.write("first.yaml", before), file});
+  EXPECT_NE(std::string::npos, diff.out.find(two + "/b.txt")) << diff.out << diff.err;
+  EXPECT_EQ(0, run_on_host({oishell_bin(), "run", "--policy", file, "--workspace", ws, "--", "/bin/cat",
+                            one + "/a.txt", two + "/b.txt"}).status);
+}
+
 }  // namespace
 }  // namespace oishell::test

@@ -23,6 +23,7 @@
 #include "policy/host_fs.h"
 #include "policy/learn_writer.h"
 #include "policy/load.h"
+#include "runtime/inside/seccomp_sets.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/policy_flags.h"
 #include "tools/oishell/run_confined.h"
@@ -97,6 +98,16 @@ std::string parse(int argc, char** argv, LearnArgs* out, bool* help) {
   return "";
 }
 
+// Whether deny set `set` refuses `syscall` whatever its arguments (a rule without conditions).
+bool denied_outright(const std::string& set, const std::string& syscall) {
+  const seccomp_sets::DenySet* found = seccomp_sets::find(set);
+  if (found == nullptr) return false;
+  for (const auto& rule : found->rules) {
+    if (syscall == rule.syscall && rule.when.empty()) return true;
+  }
+  return false;
+}
+
 // What the run's events say: destinations let through, system calls denied.
 class LearnEvents final : public EventSink {
  public:
@@ -108,8 +119,22 @@ class LearnEvents final : public EventSink {
       const bool udp = event.value("protocol", "") == "udp";
       ++destinations_[{event.value("host", ""), event.value("port", 0), udp}];
     } else if (kind == "denied" && event.value("kind", "") == "syscall") {
-      ++syscalls_[event.value("syscall", "")];
+      const std::string name = event.value("syscall", "");
+      const std::string set = event.value("set", "");
+      if (denied_outright(set, name)) {
+        ++syscalls_[name];
+      } else {
+        // Denied for its arguments only (a set-id mode, a namespace flag, a terminal ioctl): allow_syscalls would
+        // take the whole call out of its set, so it is reported, never learned.
+        ++conditional_[name + " (" + set + ": denied for its arguments; allow_syscalls would lift every check)"];
+      }
     }
+  }
+  std::vector<std::string> not_granted() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& [line, count] : conditional_) out.push_back("syscall " + line);
+    return out;
   }
   void add_to(policy::LearnRun& run) const {
     std::lock_guard lock(mutex_);
@@ -129,6 +154,7 @@ class LearnEvents final : public EventSink {
   mutable std::mutex mutex_;
   std::map<std::tuple<std::string, int, bool>, uint64_t> destinations_;
   std::map<std::string, uint64_t> syscalls_;
+  std::map<std::string, uint64_t> conditional_;
 };
 
 policy::LearnedPath::Mode mode_of(PathObservation::Mode mode) {
@@ -260,6 +286,12 @@ int learn(int argc, char** argv) {
     };
     status = run_confined(c);
     if (status == kExitPolicyInvalid || (status == kExitSandboxFailed && observed.empty())) return status;
+    if (status == 127 && args.command[0].find('/') != std::string::npos) {
+      // The command itself was not found inside. Its exec is made by init's spawn, whose memory an unprivileged
+      // supervisor may not read (init is not dumpable): the path is the one the user gave.
+      const std::string path = std::filesystem::absolute(args.command[0]).lexically_normal().string();
+      observed.push_back({path, PathObservation::Mode::exec, "oishell", 1});
+    }
     for (const auto& o : observed) seen[{o.path, static_cast<int>(o.mode), o.program}] += o.count;
     // Another round only for a failed run that wanted something it did not get: a path to read that exists (then
     // visible read-only), or a place to write (then an empty directory of the sandbox's own there: the writes
@@ -322,6 +354,9 @@ int learn(int argc, char** argv) {
   }
   for (const auto& line : result->added) std::fprintf(stderr, "oishell learn: added %s\n", line.c_str());
   for (const auto& line : result->wanted_not_granted) {
+    std::fprintf(stderr, "oishell learn: wanted, not granted: %s\n", line.c_str());
+  }
+  for (const auto& line : events.not_granted()) {
     std::fprintf(stderr, "oishell learn: wanted, not granted: %s\n", line.c_str());
   }
   if (status != 0) {

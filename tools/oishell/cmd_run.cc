@@ -280,6 +280,7 @@ int run_confined(const ConfinedCommand& args) {
   auto spawned = (*sandbox)->first_process();
   if (!spawned.is_ok()) {
     const int err = spawned.status().errno_value();
+    if (args.before_shutdown) args.before_shutdown(**sandbox, err == ENOENT ? 127 : kExitSandboxFailed);
     (*sandbox)->shutdown();
     if (err == ENOENT) {
       std::fprintf(stderr, "oishell: %s: command not found\n", args.command[0].c_str());
