@@ -8,7 +8,9 @@
 
 namespace oishell {
 
-inline constexpr size_t kMaxPassedFds = 16;
+// A policy's id-mapped binds go in one message (one tree each): 16 was reached by 16 read_only paths of a root
+// caller. The kernel takes up to SCM_MAX_FD (253) per message.
+inline constexpr size_t kMaxPassedFds = 192;
 // The largest message either side sends (a spawn request with its argv and environment).
 inline constexpr size_t kMaxMessageBytes = 192 * 1024;
 

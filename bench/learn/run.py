@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """What learning costs: a python test suite of N test files (unittest, each file importing a helper module and
 reading a fixture) is run with `oishell learn` and then with `oishell run --policy LEARNED`, rounds alternating,
-and the median wall times and their ratio are printed (issue 15's target: learn at most 2x run). Two suites: one
-whose files are all in the workspace (one learning run), and one that also reads a data directory outside it (the
-first learning run fails on it and learn runs it again with the directory visible: two runs).
+and the median wall times and their ratio are printed (issue 15's target: learn at most 2x run). Three suites: the
+fixtures in the workspace; in a directory under /var/tmp (outside the workspace, shown read-only during learning:
+one run); in a directory under /tmp (the sandbox's own scratch hides the host's /tmp: the first learning run fails
+on the fixtures and learn runs it again with them visible, two runs).
 
     bench/learn/run.py [-o OISHELL_BINARY] [-n ROUNDS] [-f FILES]
 """
@@ -49,8 +50,9 @@ def timed(argv, cwd):
 
 print(f"{args.n} rounds, {args.f} test files; kernel {os.uname().release}, {os.cpu_count()} cpus, "
       f"load {os.getloadavg()[0]:.2f}")
-for label, outside in (("workspace only", False), ("+ data outside", True)):
-    root = tempfile.mkdtemp()
+for label, outside, where in (("workspace only", False, None), ("data in /var/tmp", True, "/var/tmp"),
+                              ("data in /tmp", True, "/tmp")):
+    root = tempfile.mkdtemp(dir=where)
     try:
         ws = make_suite(root, outside)
         suite = [python, "-m", "unittest", "discover", "-s", "tests", "-q"]

@@ -185,6 +185,48 @@ std::string host_path(const std::string& path) {
   return path;
 }
 
+// The host shown read-only during learning, so that a read outside the base's view finds its file in the first
+// run: each top-level directory the base does not show (not the kernel's trees, not /tmp, /run or /boot, not one
+// that holds the home), and each entry of the home (the base's home is an empty scratch). Only real directories and
+// files; what the base hides stays hidden (compile drops a bind a hide covers). Reads there are learned as any
+// other; writes fail (read-only) and are learned for the next run.
+std::vector<std::string> learning_view(const SandboxSpec& base, const std::string& home) {
+  namespace fs = std::filesystem;
+  auto shown = [&](const std::string& path) {
+    for (const auto& m : base.mounts) {
+      if (m.target == path || (path.rfind(m.target + "/", 0) == 0 && m.kind != MountStep::Kind::tmpfs)) return true;
+    }
+    return false;
+  };
+  auto plain = [](const fs::path& p) {
+    std::error_code ec;
+    const auto st = fs::symlink_status(p, ec);
+    return !ec && (st.type() == fs::file_type::directory || st.type() == fs::file_type::regular) &&
+           ::access(p.c_str(), R_OK) == 0;
+  };
+  std::vector<std::string> view;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/", ec)) {
+    const std::string path = entry.path().string();
+    static const std::set<std::string> skip = {"/proc", "/sys", "/dev", "/run", "/tmp", "/boot", "/lost+found"};
+    if (skip.count(path) || shown(path) || !plain(entry.path())) continue;
+    // Not one that holds the host's home or the sandbox's (a fallback /home/oishell is made inside it).
+    bool holds_home = false;
+    for (const std::string& h : {home, base.home_path}) {
+      holds_home = holds_home || (!h.empty() && (h == path || h.rfind(path + "/", 0) == 0));
+    }
+    if (holds_home) continue;
+    view.push_back(path);
+  }
+  if (!home.empty() && home != "/") {
+    for (const auto& entry : fs::directory_iterator(home, ec)) {
+      if (plain(entry.path()) && !shown(entry.path().string())) view.push_back(entry.path().string());
+    }
+  }
+  std::sort(view.begin(), view.end());
+  return view;
+}
+
 policy::LoadResult load_base(const PolicySource& source) {
   if (!source.file.empty()) return policy::load_policy_file(source.file);
   return policy::load_profile(source.profile.empty() ? "default" : source.profile);
@@ -250,6 +292,13 @@ int learn(int argc, char** argv) {
   run.extends = extends_value(args.source, output);
   run.command = args.command;
   std::vector<std::string> extra_read_only;
+  // The host read-only for the learning runs, when the base takes it (else only what the base shows).
+  std::vector<std::string> view = learning_view(*base_spec, context.home);
+  {
+    PolicyOverrides with_view = args.overrides;
+    for (const auto& p : view) with_view.read_only.push_back(p);
+    if (!compile_policy(args.source, with_view, context).is_ok()) view.clear();
+  }
   std::vector<std::string> scratch_dirs;  // learned write targets: an empty throw-away directory in the next round
   int status = 0;
   for (int round = 1; round <= kRounds; ++round) {
@@ -257,6 +306,7 @@ int learn(int argc, char** argv) {
     c.verb = "learn";
     c.source = args.source;
     c.overrides = args.overrides;
+    for (const auto& p : view) c.overrides.read_only.push_back(p);
     for (const auto& p : extra_read_only) c.overrides.read_only.push_back(p);
     c.command = args.command;
     c.also_events = &events;
