@@ -63,25 +63,7 @@ struct RunArgs {
 
 // Returns an empty string on success, else the usage error.
 std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") {
-      out->command.assign(argv + i + 1, argv + argc);
-      break;
-    }
-    if (arg == "-h" || arg == "--help") {
-      *help = true;
-      return "";
-    }
-    if (arg.rfind("--", 0) != 0) {  // the command starts here (no `--` needed when unambiguous)
-      out->command.assign(argv + i, argv + argc);
-      break;
-    }
-    const completion::Option* option = nullptr;
-    std::string value;
-    if (std::string error = read_option(argc, argv, &i, run_options(), &option, &value); !error.empty()) return error;
-    const std::string& flag = option->names.front();
-    if (apply_policy_flag(flag, value, &out->source, &out->overrides)) continue;
+  auto other = [out](const std::string& flag, const std::string& value) -> std::string {
     if (flag == "--events") {
       out->events_file = value;
     } else if (flag == "--events-fd") {
@@ -92,8 +74,13 @@ std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
     } else {
       return "unknown option " + flag;  // in run_options() but not handled here
     }
+    return "";
+  };
+  if (std::string error = parse_command_args(argc, argv, run_options(), &out->source, &out->overrides, other,
+                                             &out->command, help);
+      !error.empty() || *help) {
+    return error;
   }
-  if (!out->source.file.empty() && !out->source.profile.empty()) return "--policy and --profile exclude each other";
   if (!out->events_file.empty() && out->events_fd >= 0) return "--events and --events-fd exclude each other";
   if (out->command.empty()) return "no command given (oishell run [options] -- CMD [ARGS...])";
   return "";

@@ -86,4 +86,32 @@ bool apply_policy_flag(const std::string& flag, const std::string& value, Policy
   return true;
 }
 
+std::string parse_command_args(int argc, char** argv, const std::vector<completion::Option>& options,
+                               PolicySource* source, PolicyOverrides* overrides, const OtherFlag& other,
+                               std::vector<std::string>* command, bool* help) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") {
+      command->assign(argv + i + 1, argv + argc);
+      break;
+    }
+    if (arg == "-h" || arg == "--help") {
+      *help = true;
+      return "";
+    }
+    if (arg.empty() || arg[0] != '-') {  // the command starts here (no `--` needed when unambiguous)
+      command->assign(argv + i, argv + argc);
+      break;
+    }
+    const completion::Option* option = nullptr;
+    std::string value;
+    if (std::string error = read_option(argc, argv, &i, options, &option, &value); !error.empty()) return error;
+    const std::string& flag = option->names.front();
+    if (apply_policy_flag(flag, value, source, overrides)) continue;
+    if (std::string error = other(flag, value); !error.empty()) return error;
+  }
+  if (!source->file.empty() && !source->profile.empty()) return "--policy and --profile exclude each other";
+  return "";
+}
+
 }  // namespace oishell::cli

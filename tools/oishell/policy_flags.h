@@ -2,6 +2,7 @@
 // The policy flags shared by `oishell run` and `oishell supervise`: where the policy comes from and the
 // overrides that add to it (--policy, --profile, --workspace, --ro, --rw, --allow-domain, --allow-udp, --net, --env,
 // --timeout, --memory, --allow-home-workspace), and reading an option against a verb's option table.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,13 @@ std::string read_option(int argc, char** argv, int* i, const std::vector<complet
 // `flag` is not one of them.
 bool apply_policy_flag(const std::string& flag, const std::string& value, PolicySource* source,
                        PolicyOverrides* overrides);
+
+// The command line of a verb that runs a command (`run`, `learn`): options from `options` (the policy flags applied
+// to *source and *overrides, any other given to `other`, which returns "" or the usage error), then the command
+// after `--` or at the first word that is not an option. Returns "" or the usage error; *help for -h/--help.
+using OtherFlag = std::function<std::string(const std::string& flag, const std::string& value)>;
+std::string parse_command_args(int argc, char** argv, const std::vector<completion::Option>& options,
+                               PolicySource* source, PolicyOverrides* overrides, const OtherFlag& other,
+                               std::vector<std::string>* command, bool* help);
 
 }  // namespace oishell::cli
