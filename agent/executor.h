@@ -82,6 +82,11 @@ class Executor {
   // shutdown(), and what the sandbox reports while it shuts down (host changes found at the end, the executors'
   // exits) goes to `observer`; network asks then are denied without asking.
   virtual void finish(ExecObserver& /*observer*/) { shutdown(); }
+  // Adds policy flags (`oishell supervise`'s: --allow-domain HOST:PORT, ...) for the rest of the session: the sandbox
+  // is shut down and started again with them (the executors' state is lost). Not every executor can.
+  virtual Status widen_policy(const std::vector<std::string>& /*flags*/) {
+    return Status::error("this sandbox cannot take rules for the session");
+  }
 };
 
 }  // namespace oishell::agent

@@ -105,8 +105,16 @@ std::vector<std::string> SupervisorClient::command_line() const {
       argv.push_back("--hide");
       argv.push_back(path);
     }
+    argv.insert(argv.end(), options_.extra_flags.begin(), options_.extra_flags.end());
   }
   return argv;
+}
+
+Status SupervisorClient::widen_policy(const std::vector<std::string>& flags) {
+  if (options_.sandbox != "openshell") return Status::error("no sandbox (--sandbox none): nothing to widen");
+  options_.extra_flags.insert(options_.extra_flags.end(), flags.begin(), flags.end());
+  shutdown();
+  return start();
 }
 
 std::string SupervisorClient::description() const {

@@ -28,6 +28,7 @@ struct SupervisorOptions {
   std::vector<std::string> secret_values;     // values never passed on (in any variable)
   std::vector<std::string> hidden_paths;      // host paths never visible inside, whatever the policy (--hide)
   int ready_timeout_ms = 60000;
+  std::vector<std::string> extra_flags;       // policy flags added for the session (%policy learn)
 };
 
 // The `oishell` binary: $OISHELL_BIN; next to this executable (installed layout); ../oishell (build tree:
@@ -46,6 +47,7 @@ class SupervisorClient final : public Executor {
   void poll(ExecObserver& observer) override;
   std::vector<std::string> languages() const override { return languages_; }
   std::string policy_summary() const override { return policy_summary_; }
+  Status widen_policy(const std::vector<std::string>& flags) override;
   std::string description() const override;
   void shutdown() override;
   void finish(ExecObserver& observer) override;

@@ -66,6 +66,9 @@ class Agent {
   // carries it. Never waits.
   void poll_sandbox();
   std::vector<Message> take_block_images() { return std::exchange(block_images_, {}); }
+  // The sandbox's denials of this session, in order (for %policy learn); forget them once acted on.
+  const std::vector<nlohmann::json>& session_denials() const { return session_denials_; }
+  void forget_session_denials() { session_denials_.clear(); }
   // Shuts the sandbox down, showing what it reports then, after repeating the session's host-change warnings when
   // a later block's output may have covered them. The model is not told (the session is over).
   void end_session();
@@ -95,6 +98,7 @@ class Agent {
   bool save_warned_ = false;
   std::vector<HostChange> host_changes_shown_;  // this session's, in the order shown
   bool warnings_may_be_hidden_ = false;         // a block ran after one was shown
+  std::vector<nlohmann::json> session_denials_;
 };
 
 }  // namespace oishell::agent

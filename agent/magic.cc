@@ -13,6 +13,7 @@
 #include "agent/loop.h"
 #include "agent/magic_export.h"
 #include "agent/magic_tokens.h"
+#include "agent/policy_learn.h"
 
 namespace oishell::agent {
 namespace {
@@ -32,7 +33,48 @@ constexpr const char* kHelp =
     "%tokens [prompt]      the conversation's tokens (and a prompt's), the next call's and the session's cost\n"
     "%info                 model, sandbox and session details\n"
     "%policy               what the sandbox allows\n"
+    "%policy learn         propose the rules this session's denials point to, and apply them for the session\n"
     "%help                 this list";
+
+std::string trim(std::string s);
+
+// %policy learn: what this session's denials point to; applied for the session (the sandbox restarts) on a yes.
+void learn_policy(Agent& agent) {
+  Display& d = agent.display();
+  PolicyProposal p = propose_policy_rules(agent.session_denials());
+  std::string text;
+  if (p.lines.empty()) {
+    text = "No denial of this session points to a rule to add.";
+  } else {
+    text = "The denials of this session point to:";
+    for (const auto& l : p.lines) text += "\n  " + l;
+  }
+  if (!p.not_proposed.empty()) {
+    text += "\nNot proposed:";
+    for (const auto& l : p.not_proposed) text += "\n  " + l;
+  }
+  text += "\n(A file the policy does not show fails without a report: `oishell learn -- CMD` finds those.)";
+  d.notice(NoticeLevel::info, text);
+  if (p.lines.empty()) return;
+  std::string yaml = "To keep them, add to your policy file:\nnetwork:\n  allow:";
+  for (const auto& l : p.yaml) yaml += "\n" + l;
+  bool interrupted = false;
+  std::optional<std::string> answer;
+  if (agent.input().can_ask()) {
+    answer = agent.input().ask("Apply them for this session? The sandbox restarts (the executors' state is lost). "
+                               "[y/N] ", &interrupted);
+  }
+  if (!answer || interrupted || (trim(*answer) != "y" && trim(*answer) != "yes")) {
+    d.notice(NoticeLevel::info, "Not applied. " + yaml);
+    return;
+  }
+  if (Status s = agent.executor().widen_policy(p.flags); !s.is_ok()) {
+    d.notice(NoticeLevel::error, "Not applied: " + s.message());
+    return;
+  }
+  agent.forget_session_denials();
+  d.notice(NoticeLevel::info, "Applied for this session; the sandbox was restarted. " + yaml);
+}
 
 std::string trim(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
@@ -188,6 +230,8 @@ void handle_magic(Agent& agent, const std::string& line) {
     if (!agent.config().profile_path.empty()) text += "profile: " + agent.config().profile_path + "\n";
     text.pop_back();
     d.notice(NoticeLevel::info, text);
+  } else if (cmd == "policy" && trim(arg) == "learn") {
+    learn_policy(agent);
   } else if (cmd == "policy") {
     Status s = agent.executor().start();
     if (!s.is_ok()) {

@@ -148,6 +148,7 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
     return tail.tail() + "\n[the code could not be run: " + result.status().message() + "]";
   }
   d.console_end({{"status", result->status}, {"exit_code", result->exit_code}, {"duration_ms", result->duration_ms}});
+  session_denials_.insert(session_denials_.end(), result->denials.begin(), result->denials.end());
   if (language == "html" && result->status == "ok") {
     if (std::string hint = html_open_hint(tail.tail()); !hint.empty())
       d.notice(NoticeLevel::info, escape_for_terminal(hint));

@@ -23,7 +23,17 @@ using nlohmann::json;
 class FakeExecutor final : public Executor {
  public:
   Status start() override { return Status::ok(); }
-  Result<ExecResult> exec(const std::string&, const std::string&, ExecObserver&) override { return ExecResult{}; }
+  Result<ExecResult> exec(const std::string&, const std::string&, ExecObserver&) override {
+    ExecResult r;
+    r.denials = next_denials;
+    return r;
+  }
+  Status widen_policy(const std::vector<std::string>& flags) override {
+    widened.insert(widened.end(), flags.begin(), flags.end());
+    return Status::ok();
+  }
+  std::vector<json> next_denials;  // what the next block reports
+  std::vector<std::string> widened;
   Status reset(const std::string&) override { return Status::ok(); }
   std::vector<std::string> languages() const override { return {"python", "shell"}; }
   std::string policy_summary() const override { return ""; }
@@ -58,8 +68,14 @@ class FakeDisplay final : public Display {
 class NoInput final : public UserInput {
  public:
   std::optional<std::string> read_message(const std::string&, bool*) override { return std::nullopt; }
-  std::optional<std::string> ask(const std::string&, bool*) override { return std::nullopt; }
-  bool can_ask() const override { return false; }
+  std::optional<std::string> ask(const std::string& question, bool*) override {
+    asked += question;
+    if (answer.empty()) return std::nullopt;
+    return answer;
+  }
+  bool can_ask() const override { return !answer.empty(); }
+  std::string answer;  // empty: no terminal to ask on
+  std::string asked;
 };
 
 // A conversation with every kind of message: the user's, the assistant's, code with output, an image.
@@ -233,6 +249,46 @@ TEST_F(Magic, HelpListsTheCommands) {
     EXPECT_NE(std::string::npos, help.find(cmd)) << cmd;
   }
   EXPECT_NE(std::string::npos, help.find("on without an argument")) << help;
+}
+
+// %policy learn: a destination refused because no rule listed it becomes a flag the session takes (the sandbox
+// restarts with it) on a yes; one refused by a deny rule, and a denied system call, are listed as not proposed.
+// No answer (no terminal, or "n"): nothing changes and the policy lines are shown to keep.
+TEST_F(Magic, PolicyLearnProposesWhatTheDenialsPointToAndAppliesItOnYes) {
+  executor_.next_denials = {
+      {{"event", "net.denied"}, {"protocol", "connect"}, {"host", "api.example"}, {"port", 443},
+       {"reason", "denied by policy"}, {"rule", "on_unlisted: deny"}},
+      {{"event", "net.denied"}, {"protocol", "udp"}, {"host", "ntp.example"}, {"port", 123},
+       {"reason", "denied by policy"}, {"rule", "udp: no udp rule allows it"}},
+      {{"event", "net.denied"}, {"protocol", "connect"}, {"host", "evil.example"}, {"port", 80},
+       {"reason", "denied by policy"}, {"rule", "deny evil.example"}},
+      {{"event", "net.denied"}, {"protocol", "dns"}, {"host", "svc.example"}, {"port", 0},
+       {"reason", "denied by policy"}, {"rule", "on_unlisted: deny"}},
+      {{"event", "denied"}, {"kind", "syscall"}, {"syscall", "ptrace"}, {"set", "tracing"}, {"errno", "EPERM"}}};
+  bool stop = false;
+  agent_->run_block("python", "import socket", "call_1", &stop);
+  std::string shown = run("%policy learn");
+  EXPECT_NE(std::string::npos, shown.find("allow api.example:443: refused 1 time, no rule listed it")) << shown;
+  EXPECT_NE(std::string::npos, shown.find("allow ntp.example:123 (udp)")) << shown;
+  EXPECT_NE(std::string::npos, shown.find("allow svc.example: refused 1 time at name lookup")) << shown;
+  EXPECT_NE(std::string::npos, shown.find("evil.example:80 (deny evil.example: refused on purpose")) << shown;
+  EXPECT_NE(std::string::npos, shown.find("system call ptrace (tracing; no flag adds it")) << shown;
+  EXPECT_NE(std::string::npos, shown.find("Not applied.")) << shown;  // no terminal: nothing asked, nothing changed
+  EXPECT_NE(std::string::npos, shown.find("    - {host: ntp.example, ports: [123], protocol: udp}")) << shown;
+  EXPECT_TRUE(executor_.widened.empty());
+
+  input_.answer = "n";
+  run("%policy learn");
+  EXPECT_TRUE(executor_.widened.empty());
+  input_.answer = "y";
+  shown = run("%policy learn");
+  EXPECT_NE(std::string::npos, input_.asked.find("The sandbox restarts")) << input_.asked;
+  EXPECT_EQ((std::vector<std::string>{"--allow-domain", "api.example:443", "--allow-udp", "ntp.example:123",
+                                      "--allow-domain", "svc.example"}),
+            executor_.widened);
+  EXPECT_NE(std::string::npos, shown.find("Applied for this session")) << shown;
+  // Applied denials are not proposed again.
+  EXPECT_NE(std::string::npos, run("%policy learn").find("No denial of this session points to a rule")) << shown;
 }
 
 }  // namespace
