@@ -92,7 +92,8 @@ TEST(Learn, AScriptGetsExactlyWhatItNeedsAndRunsUnderItWithNoDenial) {
 
   // Each entry removed brings its failure back.
   const std::string trimmed = dir.path() + "/trimmed.yaml";
-  for (const std::string& entry : std::vector<std::string>{data + "/input.csv", cache + "   #", "a.example"}) {
+  for (const std::string& entry :
+       std::vector<std::string>{data + "/input.csv", cache + "   #", "a.example", "b.example"}) {
     write_text(trimmed, without_lines(policy, entry));
     SandboxRun missing = run(trimmed);
     EXPECT_NE(0, missing.status) << entry << ": " << missing.out;
