@@ -20,8 +20,12 @@ std::string describe_event(const nlohmann::json& e) {
   };
   std::string name = str("event");
   if (name == "net.denied" || (!str("host").empty() && name.find("denied") != std::string::npos)) {
-    std::string where = str("host") + (str("port").empty() ? "" : ":" + str("port"));
     std::string why = str("reason").empty() ? str("rule") : str("reason");
+    if (str("protocol") == "dns") {  // the DNS stub refused the name: no port was known yet
+      return "the name " + str("host") + " was not resolved: the sandbox's policy does not allow it" +
+             (why.empty() ? "" : " (" + why + ")");
+    }
+    std::string where = str("host") + (str("port").empty() ? "" : ":" + str("port"));
     return "network access to " + where + " was denied by the sandbox" + (why.empty() ? "" : " (" + why + ")");
   }
   if (name == "denied") {

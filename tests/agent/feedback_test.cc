@@ -33,12 +33,19 @@ TEST(Feedback, DenialsLimitsAndRestartsAreTold) {
   ExecResult r;
   r.denials.push_back({{"event", "net.denied"}, {"host", "evil.example"}, {"port", 443}, {"reason", "not allowed"}});
   r.denials.push_back({{"event", "denied"}, {"syscall", "mount"}, {"set", "mount_and_pivot"}});
+  r.denials.push_back({{"event", "net.denied"}, {"protocol", "dns"}, {"host", "svc.example"}, {"port", 0},
+                       {"reason", "denied by policy"}});
   r.limits.push_back({{"event", "limit"}, {"kind", "memory"}});
   r.restarts.push_back({{"event", "executor_restarted"}, {"language", "python"}, {"reason", "crashed"}});
   std::string text = format_feedback(tail, r, 100);
   EXPECT_NE(std::string::npos, text.find("(no output)"));
   EXPECT_NE(std::string::npos, text.find("network access to evil.example:443 was denied by the sandbox (not allowed)"));
   EXPECT_NE(std::string::npos, text.find("the sandbox denied mount (mount_and_pivot)"));
+  // A name the DNS stub refused has no port yet: it is told as a name.
+  EXPECT_NE(std::string::npos,
+            text.find("the name svc.example was not resolved: the sandbox's policy does not allow it (denied by policy)"))
+      << text;
+  EXPECT_EQ(std::string::npos, text.find("svc.example:0")) << text;
   EXPECT_NE(std::string::npos, text.find("a sandbox limit was reached: memory"));
   EXPECT_NE(std::string::npos, text.find("the python session was restarted (crashed); its variables were lost"));
 }
