@@ -84,9 +84,17 @@ bool have_git() {
 #define REQUIRE_GIT() \
   if (!have_git()) GTEST_SKIP() << "git is not installed: the routes through git cannot be played"
 
+// "" when it cannot be read. With open/read, not a stream: a thread listed in /proc/self/task may end before its
+// `comm` is read, and libstdc++'s filebuf throws on that read's ESRCH.
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::string out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
 }
 
 std::string text_of(const std::vector<RepoFinding>& findings) {
