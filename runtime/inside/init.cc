@@ -25,6 +25,7 @@
 #include "runtime/outside/limits.h"
 #include "runtime/inside/mount_plan.h"
 #include "runtime/inside/netns.h"
+#include "runtime/inside/process_spawn.h"
 #include "runtime/inside/seccomp.h"
 #include "runtime/sys/syscalls.h"
 #include "runtime/inside/userns.h"
@@ -119,9 +120,26 @@ Result<Joined> wait_for_joined() {
   return joined;
 }
 
+// The sandbox's network and user namespaces, for the connect broker (runtime/broker): the supervisor may not open
+// them through /proc/<init>/ns (init is not dumpable), and needs them to tell the sandbox's sockets apart. And its
+// mount namespace, which the supervisor holds so that the kernel tears it down when the last reference goes (the
+// cgroup janitor's, runtime/outside/cgroup_janitor.h), and not inside init's exit, which the supervisor waits for.
+struct OwnNamespaces {
+  UniqueFd net, user, mnt;
+};
+
+Result<OwnNamespaces> open_own_namespaces() {
+  OwnNamespaces ns;
+  ns.net.reset(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
+  ns.user.reset(::open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC));
+  ns.mnt.reset(::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
+  if (!ns.net || !ns.user || !ns.mnt) return Status::from_errno(errno, "open(/proc/self/ns/{net,user,mnt})");
+  return ns;
+}
+
 // The relay's listeners, the DNS stub's and the datagram relay's sockets, each fd named by its protocol: "http",
-// "socks5", "dns-udp", "dns-tcp", "udp-relay".
-Status pass_listeners(const NetworkSpec& network, std::vector<std::string>* degraded) {
+// "socks5", "dns-udp", "dns-tcp", "udp-relay"; then the namespaces ("ns-net", "ns-user", "ns-mnt").
+Status pass_listeners(const NetworkSpec& network, OwnNamespaces namespaces, std::vector<std::string>* degraded) {
   auto listeners = open_relay_listeners(network, degraded);
   if (!listeners.is_ok()) return listeners.status();
   auto dns = open_dns_sockets(network, degraded);
@@ -147,21 +165,13 @@ Status pass_listeners(const NetworkSpec& network, std::vector<std::string>* degr
     fds.push_back(fd.get());
     m.strings.push_back("udp-relay");
   }
-  // The sandbox's network and user namespaces, for the connect broker (runtime/broker): the supervisor may not
-  // open them through /proc/<init>/ns (init is not dumpable), and needs them to tell the sandbox's sockets apart.
-  // And its mount namespace, which the supervisor holds so that the kernel tears it down when the supervisor lets
-  // go of it, beside its own shutdown work, and not inside init's exit, which the supervisor waits for.
-  UniqueFd netns(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
-  UniqueFd userns(::open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC));
-  UniqueFd mntns(::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
-  if (!netns || !userns || !mntns) return Status::from_errno(errno, "open(/proc/self/ns/{net,user,mnt})");
-  fds.push_back(netns.get());
+  fds.push_back(namespaces.net.get());
   m.strings.push_back("ns-net");
-  fds.push_back(userns.get());
+  fds.push_back(namespaces.user.get());
   m.strings.push_back("ns-user");
-  fds.push_back(mntns.get());
+  fds.push_back(namespaces.mnt.get());
   m.strings.push_back("ns-mnt");
-  return send_message(g_control, control::encode(m), fds);  // init's copies close when `listeners`, `dns` go
+  return send_message(g_control, control::encode(m), fds);  // init's copies close on return
 }
 
 // Stdio stays (it is what the supervisor gave; spawned processes get their own), the control socket moves to
@@ -191,6 +201,8 @@ Status tidy_fds() {
   if (g_control < 0) _exit(1);
   ::close(args.control_fd);
   scrub_inherited_environment();
+  // No handler of the supervisor's survives in init, and nothing it ignored: runtime/inside/process_spawn.h.
+  check("signal dispositions", reset_signal_dispositions());
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -203,6 +215,10 @@ Status tidy_fds() {
   // The rest of the namespaces, while the supervisor still compiles the policy (init_process.cc says why here).
   check("namespaces", errno_status(::unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
                                    "unshare(CLONE_NEWNET|CLONE_NEWIPC|CLONE_NEWUTS)"));
+  // What needs no policy, while the supervisor still compiles it: `lo` up, the namespaces' fds.
+  check("network namespace", bring_up_loopback());
+  auto namespaces = open_own_namespaces();
+  if (!namespaces.is_ok()) fail("namespace fds", namespaces.status());
   trace_startup("init: ids mapped");
   std::vector<UniqueFd> idmapped;
   auto received = wait_for_spec(&idmapped);
@@ -217,8 +233,8 @@ Status tidy_fds() {
   check("uts namespace", errno_status(::sethostname(spec.hostname.data(), spec.hostname.size()), "sethostname"));
   // 3. Network namespace: loopback up, relay listeners and DNS stub sockets handed to the supervisor.
   std::vector<std::string> degraded;
-  check("network namespace", bring_up_loopback(spec.network.mode == NetMode::proxy));
-  check("relay listeners", pass_listeners(spec.network, &degraded));
+  if (spec.network.mode == NetMode::none) check("network namespace", remove_second_loopback_address());
+  check("relay listeners", pass_listeners(spec.network, std::move(namespaces.value()), &degraded));
   trace_startup("init: network up");
   // 4. A new session (no controlling terminal of the host), no inherited fds.
   check("setsid", ::setsid() < 0 ? Status::from_errno(errno, "setsid") : Status::ok());

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,6 +19,7 @@
 #include "base/unique_fd.h"
 #include "runtime/control_protocol.h"
 #include "runtime/fd_passing.h"
+#include "runtime/inside/process_spawn.h"
 #include "runtime/inside/pty.h"
 
 namespace oishell {
@@ -115,7 +115,7 @@ class Spawner {
     if (request.argv.empty() || fds.size() < static_cast<size_t>(kStdioCount)) {
       err = EINVAL;
     } else if (struct stat st; !request.cwd.empty() && ::stat(request.cwd.c_str(), &st) != 0) {
-      // Checked here because posix_spawn's errno would not say whether chdir or exec failed.
+      // Checked here because the spawn's errno would not say whether chdir or exec failed.
       err = errno;
       step = "cwd";
     } else if (!request.data.empty()) {
@@ -150,8 +150,8 @@ class Spawner {
   }  // init's copy of a terminal's master closes here: the supervisor's is the only one
 
   // `terminal`: the process is a session leader whose controlling terminal is `slave_path`, at the fds the request
-  // marks; posix_spawn makes the session (POSIX_SPAWN_SETSID) before its file actions, so the first open of the
-  // slave without O_NOCTTY makes it the controlling terminal, with the process's group in the foreground.
+  // marks (runtime/inside/process_spawn.h makes the session before it opens them, so the first open of the slave
+  // makes it the controlling terminal, with the process's group in the foreground).
   static int start_process(const control::ControlMessage& request, const std::vector<UniqueFd>& fds,
                            const TerminalRequest* terminal, const std::string& slave_path, pid_t* pid) {
     std::string path;
@@ -163,41 +163,23 @@ class Spawner {
       if (moved < 0) return errno;
       high.emplace_back(moved);
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
+    SpawnPlan plan;
     for (size_t i = 0; i < high.size(); ++i) {
-      if (terminal && i < static_cast<size_t>(kStdioCount) && terminal->stdio[i]) {
-        posix_spawn_file_actions_addopen(&actions, static_cast<int>(i), slave_path.c_str(), O_RDWR, 0);
-      } else {
-        posix_spawn_file_actions_adddup2(&actions, high[i].get(), static_cast<int>(i));
-      }
+      const bool on_terminal = terminal && i < static_cast<size_t>(kStdioCount) && terminal->stdio[i];
+      plan.sources.push_back(on_terminal ? -1 : high[i].get());
     }
-    posix_spawn_file_actions_addclosefrom_np(&actions, static_cast<int>(high.size()));
-    if (!request.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, request.cwd.c_str());
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-    if (terminal) {
-      flags |= POSIX_SPAWN_SETSID;  // its own session (and process group), for its controlling terminal
-    } else {
-      posix_spawnattr_setpgroup(&attr, 0);
-      flags |= POSIX_SPAWN_SETPGROUP;
-    }
-    posix_spawnattr_setflags(&attr, flags);
+    plan.terminal_path = slave_path.c_str();
+    plan.new_session = terminal != nullptr;  // its own session (and process group), for its controlling terminal
+    if (!request.cwd.empty()) plan.cwd = request.cwd.c_str();
     std::vector<char*> argv, envp;
     for (const auto& a : request.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     for (const auto& e : request.env) envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
-    int err = ::posix_spawn(pid, path.c_str(), &actions, &attr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    return err;
+    plan.path = path.c_str();
+    plan.argv = argv.data();
+    plan.envp = envp.data();
+    return spawn_process(plan, pid);
   }
 
   int control_;

@@ -70,30 +70,64 @@ Result<UniqueFd> listen_on(int family, uint16_t port, int type = SOCK_STREAM, ui
 
 }  // namespace
 
-Status bring_up_loopback(bool second_ipv4_address) {
-  // One rtnetlink socket, and no dump of the link: in a new network namespace `lo` is the first device, whose
-  // index the kernel fixes (LOOPBACK_IFINDEX).
-  constexpr int kLoopbackIndex = 1;
-  std::unique_ptr<nl_sock, NlSocketDeleter> sock(nl_socket_alloc());
+namespace {
+
+constexpr int kLoopbackIndex = 1;  // in a new network namespace `lo` is the first device (LOOPBACK_IFINDEX)
+
+using NlSocket = std::unique_ptr<nl_sock, NlSocketDeleter>;
+
+Result<NlSocket> route_socket() {
+  NlSocket sock(nl_socket_alloc());
   if (!sock) return Status::error("nl_socket_alloc: out of memory");
   if (int err = nl_connect(sock.get(), NETLINK_ROUTE); err < 0) return nl_error(err, "nl_connect(NETLINK_ROUTE)");
+  return sock;
+}
+
+using RtnlAddr = std::unique_ptr<rtnl_addr, AddrDeleter>;
+
+Result<RtnlAddr> second_loopback_address(std::unique_ptr<nl_addr, NlAddrDeleter>* local) {
+  RtnlAddr addr(rtnl_addr_alloc());
+  const in_addr second{htonl(INADDR_LOOPBACK + 1)};
+  local->reset(nl_addr_build(AF_INET, &second, sizeof second));
+  if (!addr || !*local) return Status::error("rtnl_addr_alloc: out of memory");
+  rtnl_addr_set_ifindex(addr.get(), kLoopbackIndex);
+  if (int err = rtnl_addr_set_local(addr.get(), local->get()); err < 0) return nl_error(err, "rtnl_addr_set_local");
+  rtnl_addr_set_prefixlen(addr.get(), 8);
+  return addr;
+}
+
+}  // namespace
+
+Status bring_up_loopback() {
+  // One rtnetlink socket, and no dump of the link: its index is fixed.
+  auto sock = route_socket();
+  if (!sock.is_ok()) return sock.status();
   std::unique_ptr<rtnl_link, LinkDeleter> link(rtnl_link_alloc());
   std::unique_ptr<rtnl_link, LinkDeleter> change(rtnl_link_alloc());
   if (!link || !change) return Status::error("rtnl_link_alloc: out of memory");
   rtnl_link_set_ifindex(link.get(), kLoopbackIndex);
   rtnl_link_set_flags(change.get(), IFF_UP);
-  if (int err = rtnl_link_change(sock.get(), link.get(), change.get(), 0); err < 0) {
+  if (int err = rtnl_link_change(sock->get(), link.get(), change.get(), 0); err < 0) {
     return nl_error(err, "rtnl_link_change(lo, up)");
   }
-  if (!second_ipv4_address) return Status::ok();
-  std::unique_ptr<rtnl_addr, AddrDeleter> addr(rtnl_addr_alloc());
-  const in_addr second{htonl(INADDR_LOOPBACK + 1)};
-  std::unique_ptr<nl_addr, NlAddrDeleter> local(nl_addr_build(AF_INET, &second, sizeof second));
-  if (!addr || !local) return Status::error("rtnl_addr_alloc: out of memory");
-  rtnl_addr_set_ifindex(addr.get(), kLoopbackIndex);
-  if (int err = rtnl_addr_set_local(addr.get(), local.get()); err < 0) return nl_error(err, "rtnl_addr_set_local");
-  rtnl_addr_set_prefixlen(addr.get(), 8);
-  if (int err = rtnl_addr_add(sock.get(), addr.get(), 0); err < 0) return nl_error(err, "rtnl_addr_add(127.0.0.2/8, lo)");
+  std::unique_ptr<nl_addr, NlAddrDeleter> local;
+  auto addr = second_loopback_address(&local);
+  if (!addr.is_ok()) return addr.status();
+  if (int err = rtnl_addr_add(sock->get(), addr->get(), 0); err < 0) {
+    return nl_error(err, "rtnl_addr_add(127.0.0.2/8, lo)");
+  }
+  return Status::ok();
+}
+
+Status remove_second_loopback_address() {
+  auto sock = route_socket();
+  if (!sock.is_ok()) return sock.status();
+  std::unique_ptr<nl_addr, NlAddrDeleter> local;
+  auto addr = second_loopback_address(&local);
+  if (!addr.is_ok()) return addr.status();
+  if (int err = rtnl_addr_delete(sock->get(), addr->get(), 0); err < 0) {
+    return nl_error(err, "rtnl_addr_delete(127.0.0.2/8, lo)");
+  }
   return Status::ok();
 }
 

@@ -9,13 +9,17 @@
 
 namespace oishell {
 
-// Sets `lo` up (rtnetlink through libnl-route), and with `second_ipv4_address` (proxy mode) adds 127.0.0.2/8 to
-// it. Must run inside the new network namespace. Why the second address: glibc's getaddrinfo with AI_ADDRCONFIG
-// counts IPv4 as configured only for an address other than 127.0.0.1 (and IPv6 for one other than ::1): with `lo`
-// alone it fails an AF_INET lookup with EAI_NONAME before asking the DNS stub (`getent ahostsv4`, `-4` options).
-// The whole of 127.0.0.0/8 is local already: no route changes. AF_UNSPEC lookups with AI_ADDRCONFIG
-// (getaddrinfo's default hints) now ask for IPv4 only.
-Status bring_up_loopback(bool second_ipv4_address);
+// Sets `lo` up (rtnetlink through libnl-route) and adds 127.0.0.2/8 to it. Must run inside the new network
+// namespace; init does it before the policy comes (it waits for it anyway), so for either network mode. Why the
+// second address: glibc's getaddrinfo with AI_ADDRCONFIG counts IPv4 as configured only for an address other than
+// 127.0.0.1 (and IPv6 for one other than ::1): with `lo` alone it fails an AF_INET lookup with EAI_NONAME before
+// asking the DNS stub (`getent ahostsv4`, `-4` options). The whole of 127.0.0.0/8 is local already: no route
+// changes. AF_UNSPEC lookups with AI_ADDRCONFIG (getaddrinfo's default hints) now ask for IPv4 only.
+Status bring_up_loopback();
+
+// Mode none (no DNS stub): takes 127.0.0.2 away again, so that lookups with AI_ADDRCONFIG fail at once, as on a
+// host without a network, instead of asking a name server nothing serves.
+Status remove_second_loopback_address();
 
 // In proxy mode: listening, non-blocking sockets on 127.0.0.1 and ::1 at the HTTP and SOCKS ports of `spec`.
 // IPv4 listeners are required; an IPv6 listener that cannot be opened (IPv6 disabled) is reported in

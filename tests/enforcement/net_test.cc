@@ -72,6 +72,23 @@ TEST(Network, NoNetworkModeHasNoRelayEither) {
   EXPECT_EQ("ok", w.probe({"self_unix", "@oishell-test-own"}, {"--net", "none"}));
 }
 
+// `lo` has 127.0.0.2 as well in proxy mode, so that getaddrinfo's AI_ADDRCONFIG counts IPv4 as configured and asks
+// the DNS stub (runtime/inside/netns.h); with no network at all it has only 127.0.0.1, as a host without a network
+// has, and such a lookup fails at once.
+TEST(Network, AddrconfigLookupsSeeIpv4OnlyWhenTheSandboxHasANetwork) {
+  SandboxWorkspace w;
+  const std::string lookup =
+      "import socket\n"
+      "try:\n"
+      "    print(socket.getaddrinfo('localhost', 80, socket.AF_INET, socket.SOCK_STREAM, 0, socket.AI_ADDRCONFIG)[0][4])\n"
+      "except socket.gaierror as e:\n"
+      "    print('EAI_NONAME' if e.errno == socket.EAI_NONAME else e)\n";
+  SandboxRun proxy = run_sandboxed(w.args(), {"/usr/bin/python3", "-c", lookup});
+  EXPECT_EQ("('127.0.0.1', 80)\n", proxy.out) << proxy.err;
+  SandboxRun none = run_sandboxed(w.args({"--net", "none"}), {"/usr/bin/python3", "-c", lookup});
+  EXPECT_EQ("EAI_NONAME\n", none.out) << none.err;
+}
+
 TEST(Network, HostAbstractUnixSocket) {
   SandboxWorkspace w;
   const std::string name = "oishell-test-" + std::to_string(::getpid());

@@ -93,6 +93,35 @@ TEST(Processes, HostEnvironmentDoesNotEnter) {
   ::unsetenv("OPENAI_API_KEY");
 }
 
+// Whatever the caller of oishell ignores (a shell's `trap ''`, nohup) or catches, every process inside starts with
+// default dispositions and nothing blocked: init starts it with vfork semantics and no rt_sigaction in the child
+// (runtime/inside/process_spawn.h), so this is what proves init dropped every inherited disposition first.
+TEST(Processes, CommandsStartWithDefaultSignalDispositions) {
+  SandboxWorkspace w;
+  // cat catches nothing itself (grep, for one, catches SIGSEGV).
+  auto signal_lines = [](const std::string& status) {
+    std::string lines;
+    for (const char* field : {"SigBlk:", "SigIgn:", "SigCgt:"}) {
+      size_t at = status.find(std::string("\n") + field);
+      lines += at == std::string::npos ? std::string(field) + " <absent>\n"
+                                       : status.substr(at + 1, status.find('\n', at + 1) - at);
+    }
+    return lines;
+  };
+  const std::string ignore_some = "trap '' INT QUIT USR2 PIPE; ";
+  // The neighbour: outside, the ignored signals are inherited through exec (bits 2, 3, 12, 13: 0x1806).
+  SandboxRun host = run_on_host({"/bin/sh", "-c", ignore_some + "exec /bin/cat /proc/self/status"});
+  EXPECT_EQ("SigBlk:\t0000000000000000\nSigIgn:\t0000000000001806\nSigCgt:\t0000000000000000\n",
+            signal_lines(host.out));
+  std::string oishell = std::string("exec '") + oishell_bin() + "' run";
+  for (const auto& arg : w.args()) oishell += " '" + arg + "'";
+  SandboxRun inside = run_on_host({"/bin/sh", "-c", ignore_some + oishell + " -- /bin/cat /proc/self/status"});
+  EXPECT_EQ(0, inside.status) << inside.err;
+  EXPECT_EQ("SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n",
+            signal_lines(inside.out))
+      << inside.err;
+}
+
 TEST(Processes, DaemonisedOrphanDiesWithTheSandbox) {
   SandboxWorkspace w;
   const std::string beat = w.ws() + "/beat";
