@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +19,7 @@
 #include <new>
 #include <vector>
 
+#include "runtime/fd_passing.h"
 #include "runtime/sys/raw_syscall.h"
 
 namespace oishell {
@@ -31,7 +33,7 @@ constexpr size_t kStackBytes = 64 * 1024;
 // clone; directories are appended after it by the supervisor (each one whole before dir_count counts it) and read
 // by the janitor only once the supervisor is gone.
 struct JanitorArgs {
-  int done_fd = -1;    // read end of the "done" pipe
+  int done_fd = -1;    // the janitor's end of the "done" socket
   int init_pidfd = -1;
   std::atomic<size_t> dir_count{0};
   char dirs[kMaxDirs][kPathBytes] = {};
@@ -94,18 +96,35 @@ OISHELL_JANITOR_CODE void janitor_kill_members(const char* dir) {
 OISHELL_JANITOR_CODE int janitor_main(void* arg) {
   const JanitorArgs& args = *static_cast<const JanitorArgs*>(arg);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) janitor_ignore(sig);
-  // Its own copy of the supervisor's fd table: keep only the two it needs (not the "done" write end, whose
+  // Its own copy of the supervisor's fd table: keep only the two it needs (not the supervisor's "done" end, whose
   // closing is the signal, nor the control socket, whose closing tells init the supervisor is gone).
   const int keep_low = std::min(args.done_fd, args.init_pidfd), keep_high = std::max(args.done_fd, args.init_pidfd);
   raw_syscall(SYS_close_range, 0, keep_low - 1, 0);
   raw_syscall(SYS_close_range, keep_low + 1, keep_high - 1, 0);
   raw_syscall(SYS_close_range, keep_high + 1, ~0U, 0);
   char byte;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  iovec part{&byte, 1};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
   long n;
   do {
-    n = raw_syscall(SYS_read, args.done_fd, reinterpret_cast<long>(&byte), 1);
+    n = raw_syscall(SYS_recvmsg, args.done_fd, reinterpret_cast<long>(&message), MSG_CMSG_CLOEXEC);
   } while (n == -EINTR);
-  if (n == 1) return 0;  // "done": the supervisor cleaned up
+  if (n == 1) {  // "done": the supervisor cleaned up, and may have left a last reference to drop
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    if (header && header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS &&
+        header->cmsg_len == CMSG_LEN(sizeof(int))) {
+      const unsigned char* data = CMSG_DATA(header);
+      int fd = 0;
+      for (size_t i = 0; i < sizeof fd; ++i) reinterpret_cast<unsigned char*>(&fd)[i] = data[i];
+      raw_syscall(SYS_close, fd);
+    }
+    return 0;
+  }
   // The supervisor is gone; init follows it (PDEATHSIG). The cgroups can be removed once it has.
   pollfd init_exited{args.init_pidfd, POLLIN, 0};
   while (raw_syscall(SYS_poll, reinterpret_cast<long>(&init_exited), 1, -1) == -EINTR) {}
@@ -143,10 +162,12 @@ std::vector<Exiting>& exiting() {
 }  // namespace
 
 Status CgroupJanitor::start(int init_pidfd) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return Status::from_errno(errno, "pipe2");
-  UniqueFd read_end(pipe_fds[0]);
-  UniqueFd write_end(pipe_fds[1]);
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    return Status::from_errno(errno, "socketpair(cgroup janitor)");
+  }
+  UniqueFd read_end(pair[0]);
+  UniqueFd write_end(pair[1]);
 
   const size_t bytes = sizeof(JanitorArgs) + kStackBytes;
   void* block = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -182,11 +203,15 @@ Status CgroupJanitor::watch(int init_pidfd, const std::string& dir) {
   return Status::ok();
 }
 
-void CgroupJanitor::release() {
-  if (pid_ < 0) return;
-  char done = 'd';
-  (void)!::write(done_.get(), &done, 1);
+UniqueFd CgroupJanitor::release(UniqueFd last_reference) {
+  if (pid_ < 0) return last_reference;
+  std::vector<int> fds;
+  if (last_reference) fds.push_back(last_reference.get());
+  if (!send_message(done_.get(), "d", fds).is_ok() && !fds.empty()) {
+    (void)!::send(done_.get(), "d", 1, MSG_NOSIGNAL);  // the word alone, then; the reference is dropped here
+  }
   done_.reset();
+  last_reference.reset();
   // The janitor exits at once; it is reaped (and its mapping unmapped) here if it is gone already, else by a
   // later release(). After this process exits, the system reaps it.
   std::lock_guard lock(exiting_mutex());
@@ -198,6 +223,7 @@ void CgroupJanitor::release() {
     ::munmap(e.block, e.bytes);  // reaped, or gone already (ECHILD)
     return true;
   });
+  return {};
 }
 
 }  // namespace oishell

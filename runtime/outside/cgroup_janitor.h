@@ -1,6 +1,6 @@
 #pragma once
 // The cgroups of a sandbox outlive a supervisor that is SIGKILLed (nothing in it runs to remove them). The janitor
-// is a small process beside the supervisor, outside the sandbox, that waits: told "done" it just exits; if instead
+// is a small process beside the supervisor, outside the sandbox, that waits: told "done" it exits; if instead
 // the supervisor disappears, it waits for sandbox init to die (init has PDEATHSIG) and removes the cgroups.
 //
 // No cgroup exists before the janitor knows it: watch() is called with each directory *before* it is made (the
@@ -31,8 +31,11 @@ class CgroupJanitor {
   // directories, a path too long) means `dir` must not be made.
   [[nodiscard]] Status watch(int init_pidfd, const std::string& dir);
   // The supervisor has torn everything down itself: the janitor exits (reaped now if already gone, else by a
-  // later release()). Idempotent.
-  void release();
+  // later release()). Idempotent. `last_reference` (e.g. the sandbox's mount namespace) goes with the word "done":
+  // the janitor closes it before it exits, so that what the kernel does when the last reference goes (unmounting
+  // every mount of the sandbox) is done beside the supervisor's last steps and its exit, not in them. Without a
+  // janitor running, it is given back.
+  UniqueFd release(UniqueFd last_reference = {});
   ~CgroupJanitor() { release(); }
 
  private:
@@ -41,7 +44,7 @@ class CgroupJanitor {
   pid_t pid_ = -1;
   void* block_ = nullptr;  // the janitor's own mapping: its arguments and its stack
   size_t block_bytes_ = 0;
-  UniqueFd done_;  // write end; closing it without writing means "the supervisor died"
+  UniqueFd done_;  // the supervisor's end; closing it without a word means "the supervisor died"
 };
 
 }  // namespace oishell

@@ -643,20 +643,18 @@ void SupervisedSandbox::shutdown() {
     init_pid_ = -1;
   }
   trace_startup("supervisor: init reaped");
-  // The mount namespace goes (every mount of the sandbox unmounted) on a thread of its own, while this one removes
-  // the cgroups and checks the host: nothing of it is reachable any more, and the run ends when both are done.
-  std::thread unmount;
-  if (sandbox_mntns_) unmount = std::thread([fd = std::move(sandbox_mntns_)]() mutable { fd.reset(); });
   {
     std::lock_guard lock(mutex_);
     if (!init_gone_) on_init_gone();
   }
   notifier_.reset();
   if (limits_) limits_->teardown();
-  janitor_.release();
+  // The sandbox's mount namespace, its last reference: the janitor drops it (the kernel unmounting every mount of
+  // the sandbox, unreachable by anything now) beside the checks below and this process's exit; without a janitor
+  // (no cgroups), this process does, last.
+  UniqueFd mntns = janitor_.release(std::move(sandbox_mntns_));
   // Nothing inside runs any more: what the run left for the host is final.
   report_host_integrity(true);
-  if (unmount.joinable()) unmount.join();
 }
 
 }  // namespace oishell
