@@ -23,7 +23,8 @@ struct Message {
 };
 
 // Blocks for one message. An empty optional-like result: payload empty and no fds means the peer closed.
-// A truncated message (payload or fds) is an error, and any fds that did arrive are closed.
+// A truncated message (payload or fds) is an error, and any fds that did arrive are closed. One receiver per
+// socket at a time (the packet's length is read before the packet).
 Result<Message> receive_message(int socket);
 
 }  // namespace oishell

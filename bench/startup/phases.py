@@ -21,11 +21,15 @@ order = []
 env = dict(os.environ, OISHELL_TRACE_STARTUP="1")
 with tempfile.TemporaryDirectory() as workspace:
     for _ in range(args.n):
-        run = subprocess.run([oishell, "run", "--", *args.command], env=env, cwd=workspace,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # The marks go to a file: a pipe would wake this reader (and take a CPU) at every mark.
+        with tempfile.TemporaryFile(mode="w+") as marks:
+            run = subprocess.run([oishell, "run", "--", *args.command], env=env, cwd=workspace,
+                                 stdout=subprocess.DEVNULL, stderr=marks)
+            marks.seek(0)
+            stderr = marks.read()
         if run.returncode != 0:
-            sys.exit(f"bench/startup/phases.py: oishell run failed ({run.returncode}): {run.stderr}")
-        for line in run.stderr.splitlines():
+            sys.exit(f"bench/startup/phases.py: oishell run failed ({run.returncode}): {stderr}")
+        for line in stderr.splitlines():
             parts = line.split(" ", 3)
             if len(parts) == 4 and parts[0] == "startup":
                 step = parts[3]
