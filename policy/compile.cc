@@ -1,6 +1,7 @@
 // compile_policy(): load, override, compile. The network, process, limits and env halves of compile() live here;
 // the filesystem half is mount_plan.cc.
 #include <algorithm>
+#include <map>
 
 #include "policy/compiler.h"
 #include "policy/host_fs.h"
@@ -116,6 +117,87 @@ void compile_unix_sockets(const Policy& policy, const PathVars& vars, const Host
   }
 }
 
+// Whether the host file `real` can be read inside the sandbox: under a bind's source, and not hidden.
+bool visible_inside(const SandboxSpec& spec, const std::string& real) {
+  bool bound = false;
+  for (const auto& step : spec.mounts) {
+    if ((step.kind == MountStep::Kind::bind_ro || step.kind == MountStep::Kind::bind_rw) &&
+        path_within(real, step.source)) {
+      bound = true;
+    }
+  }
+  if (!bound) return false;
+  for (const auto& step : spec.mounts) {
+    if (step.kind == MountStep::Kind::hide && path_within(real, step.target)) return false;
+  }
+  return true;
+}
+
+// The credentials and upstream CAs of terminating rules (issue 16): files expanded and checked on the host; a
+// secret's file must be one the sandbox cannot read; a credential's name is one credential (the same definition
+// may serve several rules), and its variable is set by nothing else.
+void compile_credentials(const Policy& policy, const PathVars& vars, const HostFs& host, SandboxSpec& spec,
+                         std::vector<Diagnostic>& errors) {
+  std::map<std::string, HttpCredential> by_name;
+  std::map<std::string, std::string> variable_owner;  // env -> credential name
+  for (const auto& [name, value] : policy.env.set) variable_owner[name] = "";
+  for (const auto& [name, pos] : policy.env.pass) variable_owner[name] = "";
+  for (size_t i = 0; i < policy.network.allow.size(); ++i) {
+    const SourcePos& pos = policy.network.allow[i].pos;
+    HostRule& rule = spec.network.allow[i];
+    if (!rule.upstream_ca.empty()) {
+      auto expanded = expand_path(rule.upstream_ca, PathRole::absolute, vars);
+      if (!expanded) {
+        errors.push_back(plain(pos, "network.allow", "upstream_ca: " + expanded.status().message()));
+      } else if (host.kind(*expanded) != HostFs::Kind::file && host.kind(*expanded) != HostFs::Kind::symlink) {
+        errors.push_back(plain(pos, "network.allow", "upstream_ca: " + *expanded + " is not a file",
+                               "a PEM file of the certificates that sign the upstream's"));
+      } else {
+        rule.upstream_ca = *expanded;
+      }
+    }
+    for (HttpCredential& c : rule.credentials) {
+      if (!c.from_file.empty()) {
+        auto expanded = expand_path(c.from_file, PathRole::absolute, vars);
+        auto real = expanded ? host.real_path(*expanded) : std::nullopt;
+        if (!expanded) {
+          errors.push_back(plain(pos, "network.allow", "credential " + c.name + ": " + expanded.status().message()));
+          continue;
+        }
+        if (!real || host.kind(*real) != HostFs::Kind::file) {
+          errors.push_back(plain(pos, "network.allow",
+                                 "credential " + c.name + ": " + *expanded + " is not a file on this host",
+                                 "from_file names the file that holds the secret"));
+          continue;
+        }
+        if (visible_inside(spec, *real)) {
+          errors.push_back(plain(pos, "network.allow",
+                                 "credential " + c.name + ": its secret's file " + *real +
+                                     " is visible inside the sandbox, where any code could read it",
+                                 "keep the secret outside every path the sandbox sees, or hide it (filesystem.hide)"));
+          continue;
+        }
+        c.from_file = *real;
+      }
+      auto [known, added] = by_name.emplace(c.name, c);
+      if (!added && !(known->second == c)) {
+        errors.push_back(plain(pos, "network.allow",
+                               "credential " + c.name + " is defined twice, differently",
+                               "one name is one secret: give the other a name of its own"));
+        continue;
+      }
+      auto [owner, fresh] = variable_owner.emplace(c.env, c.name);
+      if (!fresh && owner->second != c.name) {
+        errors.push_back(plain(pos, "network.allow",
+                               "credential " + c.name + ": the variable " + c.env + " is already set by " +
+                                   (owner->second.empty() ? std::string("env.set or env.pass")
+                                                          : "credential " + owner->second),
+                               "the variable holds the credential's placeholder: it can hold nothing else"));
+      }
+    }
+  }
+}
+
 void compile_process(const Policy& policy, SandboxSpec& spec) {
   spec.seccomp = seccomp_spec(policy.process.seccomp.get_or(SeccompLevel::default_level),
                               policy.process.nested_namespaces.get_or(false));
@@ -224,6 +306,7 @@ Result<SandboxSpec> compile(const Policy& policy, const CompileContext& context)
 
   compile_network(policy, spec);
   compile_unix_sockets(policy, vars, host, spec, errors);
+  compile_credentials(policy, vars, host, spec, errors);
   if (!errors.empty()) return Status::error(format_diagnostics(errors));
   compile_process(policy, spec);
   compile_limits(policy, spec);

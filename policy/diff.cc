@@ -1,6 +1,7 @@
 // diff_specs(): what one compiled policy allows that the other does not. See explain.h.
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -74,33 +75,93 @@ std::set<std::string> rule_texts(const std::vector<HostRule>& rules) {
   return out;
 }
 
-// Allow rules by text -> inspected (false when any rule of that text is not inspected: it grants more). A udp
-// rule is its own grant, keyed "udp <text>" (never inspected: datagrams are relayed as they are, so it reads as
-// inspected here and no "without inspection" line is made for it).
-std::map<std::string, bool> allow_rules(const std::vector<HostRule>& rules) {
-  std::map<std::string, bool> out;
+// What the allow rules of one text grant together. A udp rule is its own grant, keyed "udp <text>" (never
+// inspected: datagrams are relayed as they are, so it reads as inspected here and no "without inspection" line is
+// made for it). Several rules of one text grant their union: one uninspected or passthrough rule opens the host.
+struct Grant {
+  bool inspected = true;
+  bool terminated = true;  // every rule of the text terminates TLS (issue 16): requests are checked
+  bool every_method = false, every_path = false;
+  std::set<std::string> methods, paths, credentials;
+};
+
+std::map<std::string, Grant> allow_rules(const std::vector<HostRule>& rules) {
+  std::map<std::string, Grant> out;
   for (const auto& r : rules) {
     if (r.protocol == HostRule::Protocol::udp) {
-      out.emplace("udp " + r.text, true);
+      out.emplace("udp " + r.text, Grant{true, false});
       continue;
     }
-    auto [it, added] = out.emplace(r.text, r.inspect);
-    if (!added) it->second = it->second && r.inspect;
+    Grant& g = out[r.text];
+    g.inspected = g.inspected && r.inspect;
+    g.terminated = g.terminated && r.tls == HostRule::Tls::terminate;
+    g.every_method = g.every_method || r.methods.empty();
+    g.every_path = g.every_path || r.paths.empty();
+    g.methods.insert(r.methods.begin(), r.methods.end());
+    g.paths.insert(r.paths.begin(), r.paths.end());
+    for (const auto& c : r.credentials) g.credentials.insert(c.name);
   }
   return out;
 }
 
-// Lines for what `more` allows that `less` does not: rules it alone has, and rules both have that only `less`
-// inspects.
-void compare_allow(const std::map<std::string, bool>& more, const std::map<std::string, bool>& less,
+std::string joined(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+// What a terminating grant lets through, for a line about a rule only one side has.
+std::string request_rules(const Grant& g) {
+  if (!g.terminated) return "";
+  std::string out = " (TLS terminated: " + (g.every_method ? std::string("every method") : joined(g.methods)) +
+                    ", " + (g.every_path ? std::string("every path") : "paths " + joined(g.paths));
+  if (!g.credentials.empty()) out += ", credentials " + joined(g.credentials);
+  return out + ")";
+}
+
+// Lines for what `more` allows that `less` does not: rules it alone has; rules both have that only `less`
+// inspects, or only `less` reads request by request; and, both terminated, the methods, paths (as written) and
+// credentials only `more` has.
+void compare_allow(const std::map<std::string, Grant>& more, const std::map<std::string, Grant>& less,
                    std::vector<std::string>& out) {
-  for (const auto& [text, inspected] : more) {
+  for (const auto& [text, g] : more) {
     auto other = less.find(text);
     if (other == less.end()) {
-      out.push_back("network: allow " + text + (inspected ? "" : " without inspection"));
-    } else if (!inspected && other->second) {
+      out.push_back("network: allow " + text + (g.inspected ? "" : " without inspection") + request_rules(g));
+      continue;
+    }
+    const Grant& o = other->second;
+    if (!g.inspected && o.inspected) {
       out.push_back("network: allow " + text + " without inspection (the other inspects it)");
     }
+    if (!g.terminated && o.terminated) {
+      out.push_back("network: allow " + text + " without reading its requests (the other terminates TLS and "
+                    "checks each request)");
+      continue;
+    }
+    if (!g.terminated) continue;
+    std::set<std::string> methods, paths, credentials;
+    if (!o.every_method) {
+      if (g.every_method) {
+        out.push_back("network: " + text + ": every method (the other: " + joined(o.methods) + ")");
+      } else {
+        std::set_difference(g.methods.begin(), g.methods.end(), o.methods.begin(), o.methods.end(),
+                            std::inserter(methods, methods.end()));
+      }
+    }
+    if (!o.every_path) {
+      if (g.every_path) {
+        out.push_back("network: " + text + ": every path (the other: " + joined(o.paths) + ")");
+      } else {
+        std::set_difference(g.paths.begin(), g.paths.end(), o.paths.begin(), o.paths.end(),
+                            std::inserter(paths, paths.end()));
+      }
+    }
+    std::set_difference(g.credentials.begin(), g.credentials.end(), o.credentials.begin(), o.credentials.end(),
+                        std::inserter(credentials, credentials.end()));
+    if (!methods.empty()) out.push_back("network: " + text + ": methods " + joined(methods));
+    if (!paths.empty()) out.push_back("network: " + text + ": paths " + joined(paths));
+    if (!credentials.empty()) out.push_back("network: " + text + ": credentials " + joined(credentials));
   }
 }
 

@@ -233,6 +233,8 @@ std::optional<NetDecision> allow_decision(const NetworkSpec& spec, std::string_v
 
 }  // namespace
 
+std::string_view tls_name(HostRule::Tls tls) { return tls == HostRule::Tls::terminate ? "terminate" : "passthrough"; }
+
 std::string_view protocol_name(HostRule::Protocol protocol) {
   return protocol == HostRule::Protocol::udp ? "udp" : "tcp";
 }

@@ -34,6 +34,21 @@ struct Cidr {
   bool operator==(const Cidr&) const = default;
 };
 
+// A secret the relay adds to requests (issue 16: docs/policy.md "HTTPS rules"). The sandbox only ever holds a
+// placeholder for it (oishell-cred-NAME-<random>, made per sandbox) in the variable `env`; the relay puts the secret
+// in `header` of a request its rule allows, and refuses a request that carries a placeholder anywhere else. The
+// secret itself comes from outside the sandbox, never from the policy text: the supervisor's environment variable
+// `from_env`, or the file `from_file` (which the sandbox may not see).
+struct HttpCredential {
+  std::string name;                     // [a-z0-9][a-z0-9_-]*, unique in a policy: in placeholders and messages
+  std::string env;                      // the variable inside that holds the placeholder ("GITHUB_TOKEN")
+  std::string header = "Authorization";
+  std::string scheme;                   // "Bearer", "token": the value is "<scheme> <secret>"; "": the secret alone
+  std::string from_env;                 // one of these two
+  std::string from_file;                // absolute, expanded, when compiled
+  bool operator==(const HttpCredential&) const = default;
+};
+
 // One allow/deny entry: "example.com", "*.example.org:443", "api.example.net:80,443" is NOT a form;
 // ports come as a list only in the object form {host:, ports:}. IP literals and CIDRs are their own kinds and
 // only ever match destinations written as IP literals.
@@ -53,6 +68,15 @@ struct HostRule {
   // udp: datagrams through the supervisor's datagram relay (runtime/relay/datagram_relay.h), from connected
   // sockets only; such a rule lists its ports and has no `inspect`.
   Protocol protocol = Protocol::tcp;
+  // Allow rules, tcp, by name: `terminate` makes the relay the TLS server the sandbox talks to (a certificate of
+  // the sandbox's own authority) and a TLS client of the real host, so that it reads each HTTP request and can
+  // decide it by `methods` and `paths` and add `credentials`. `passthrough` (the default) never decrypts.
+  enum class Tls { passthrough, terminate };
+  Tls tls = Tls::passthrough;
+  std::vector<std::string> methods;           // upper-case; empty = every method (terminate only)
+  std::vector<std::string> paths;             // globs on the decoded path; empty = every path (terminate only)
+  std::vector<HttpCredential> credentials;    // terminate only
+  std::string upstream_ca;                    // a PEM file outside: the only trust for the upstream (terminate only)
 
   // Parses "example.com", "Example.COM.", "*.example.org:443", "10.0.0.0/8", "[::1]:8080", "192.0.2.1".
   // Rejects "*", "*.com"-style patterns that cover a whole public suffix (one label after "*."), empty labels,
@@ -76,6 +100,9 @@ struct NetDecision {
   std::string rule;    // which rule decided: "deny *.internal.example.org", "allow example.com", "on_unlisted: deny"
   bool inspect = true; // allow: the deciding rule's `inspect` (allow_all and ask answers inspect)
 };
+
+// "passthrough", "terminate".
+std::string_view tls_name(HostRule::Tls tls);
 
 // "tcp", "udp".
 std::string_view protocol_name(HostRule::Protocol protocol);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "policy/http_path.h"
 #include "policy/parse_util.h"
 #include "policy/paths.h"
 #include "policy/units.h"
@@ -11,8 +12,199 @@ namespace {
 
 const char kAllowAllHint[] = "to allow every public destination write `allow_all: true`";
 
-// An allow or deny entry: a string, or {host:, ports:, inspect:, protocol:} (`inspect` and `protocol` on allow
-// rules only; a udp rule lists its ports and has no `inspect`).
+// The keys of an allow rule that only a terminating relay can honour (issue 16).
+struct HttpsKeys {
+  std::optional<HostRule::Tls> tls;
+  std::vector<std::string> methods, paths;
+  std::vector<HttpCredential> credentials;
+  std::string upstream_ca;
+  const YamlNode* first = nullptr;  // the first of methods/paths/credentials/upstream_ca, for messages
+  std::string first_key;
+  bool ok = true;
+};
+
+bool is_token(std::string_view text) {
+  static constexpr std::string_view kTchar = "!#$%&'*+-.^_`|~";
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || kTchar.find(c) != std::string_view::npos;
+  });
+}
+
+bool is_credential_name(std::string_view name) {
+  return !name.empty() && name.size() <= 32 && (std::islower(static_cast<unsigned char>(name[0])) ||
+                                                std::isdigit(static_cast<unsigned char>(name[0]))) &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+                  c == '_' || c == '-';
+         });
+}
+
+bool is_variable_name(std::string_view name) {
+  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// {name:, env:, header:, scheme:, from_env: | from_file:}: where a secret comes from outside, and where it goes.
+std::optional<HttpCredential> parse_credential(NodeReader& reader, const YamlNode& node, const std::string& path) {
+  HttpCredential c;
+  bool ok = true;
+  const std::string example = "{name: github, env: GITHUB_TOKEN, scheme: Bearer, from_env: GH_TOKEN}";
+  for (auto& [key, value] : reader.map_entries(node, path, {"name", "env", "header", "scheme", "from_env",
+                                                             "from_file"})) {
+    auto text = reader.string(value, path + "." + key);
+    if (!text) {
+      ok = false;
+      continue;
+    }
+    if (key == "name") {
+      if (!is_credential_name(*text)) {
+        reader.error(value, path + ".name", "credential name `" + *text + "` is not [a-z0-9][a-z0-9_-]* (32 at most)",
+                     "it appears in the placeholder and in messages: github, pypi-upload");
+        ok = false;
+      }
+      c.name = *text;
+    } else if (key == "env" || key == "from_env") {
+      if (!is_variable_name(*text)) {
+        reader.error(value, path + "." + key, "`" + *text + "` is not an environment variable name", "GITHUB_TOKEN");
+        ok = false;
+      }
+      (key == "env" ? c.env : c.from_env) = *text;
+    } else if (key == "header" || key == "scheme") {
+      if (!is_token(*text)) {
+        reader.error(value, path + "." + key, "`" + *text + "` is not an HTTP token",
+                     key == "header" ? "Authorization, X-Api-Key" : "Bearer, token");
+        ok = false;
+      }
+      (key == "header" ? c.header : c.scheme) = *text;
+    } else {
+      Status syntax = check_path_syntax(*text, PathRole::absolute);
+      if (!syntax) {
+        reader.error(value, path + ".from_file", syntax.message(), "a file outside the sandbox: ~/.config/gh/token");
+        ok = false;
+      }
+      c.from_file = *text;
+    }
+  }
+  if (!ok) return std::nullopt;
+  for (const char* required : {"name", "env"}) {
+    if ((std::string(required) == "name" ? c.name : c.env).empty()) {
+      reader.error(node, path, std::string("missing `") + required + "`", example);
+      return std::nullopt;
+    }
+  }
+  if (c.from_env.empty() == c.from_file.empty()) {
+    // The secret never comes from the policy text: from outside, from exactly one place.
+    reader.error(node, path, "a credential takes its secret from exactly one of `from_env` and `from_file`",
+                 "the secret itself never goes in a policy: " + example);
+    return std::nullopt;
+  }
+  return c;
+}
+
+// tls, methods, paths, credentials, upstream_ca: read here, checked against the rest of the rule by the caller.
+void parse_https_key(NodeReader& reader, const std::string& key, const YamlNode& value, const std::string& path,
+                     HttpsKeys& out) {
+  const std::string key_path = path + "." + key;
+  if (key != "tls" && !out.first) {
+    out.first = &value;
+    out.first_key = key;
+  }
+  if (key == "tls") {
+    auto text = reader.string(value, key_path);
+    if (text && (*text == "terminate" || *text == "passthrough")) {
+      out.tls = *text == "terminate" ? HostRule::Tls::terminate : HostRule::Tls::passthrough;
+    } else {
+      if (text) reader.error(value, key_path, "unknown tls mode `" + *text + "`", "terminate or passthrough");
+      out.ok = false;
+    }
+  } else if (key == "upstream_ca") {
+    auto text = reader.string(value, key_path);
+    Status syntax = text ? check_path_syntax(*text, PathRole::absolute) : Status::ok();
+    if (!text || !syntax) {
+      if (text) reader.error(value, key_path, syntax.message(), "a PEM file of the certificates to trust upstream");
+      out.ok = false;
+    } else {
+      out.upstream_ca = *text;
+    }
+  } else if (key == "credentials") {
+    auto items = reader.sequence_items(value, key_path);
+    for (size_t i = 0; i < items.size(); ++i) {
+      auto c = parse_credential(reader, items[i], NodeReader::item_path(key_path, i));
+      if (c) {
+        out.credentials.push_back(*c);
+      } else {
+        out.ok = false;
+      }
+    }
+  } else {  // methods, paths
+    auto items = reader.sequence_items(value, key_path);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string item_path = NodeReader::item_path(key_path, i);
+      auto text = reader.string(items[i], item_path);
+      if (!text) {
+        out.ok = false;
+        continue;
+      }
+      if (key == "methods") {
+        auto method = normalise_method(*text);
+        if (!method) {
+          reader.error(items[i], item_path, method.status().message(), "GET, HEAD, POST");
+          out.ok = false;
+        } else {
+          out.methods.push_back(*method);
+        }
+      } else {
+        auto glob = PathGlob::parse(*text);
+        if (!glob) {
+          reader.error(items[i], item_path, glob.status().message(), "/repos/**, /simple/*/");
+          out.ok = false;
+        } else {
+          out.paths.push_back(*text);
+        }
+      }
+    }
+  }
+}
+
+// The HTTPS keys against the rule they are on: they need TLS terminated, which needs a name, tcp, inspection.
+bool apply_https_keys(NodeReader& reader, const YamlNode& node, const std::string& path, const HttpsKeys& keys,
+                      HostRule& rule) {
+  const bool terminate = keys.tls == HostRule::Tls::terminate;
+  if (keys.first && !terminate) {
+    // OpenShell's users met this one as 401s: a placeholder sent on as it is, because the proxy never saw it.
+    reader.error(*keys.first, path + "." + keys.first_key,
+                 "`" + keys.first_key + "` needs `tls: terminate` on the same rule",
+                 "without it the relay only sees encrypted bytes: it cannot read a method or a path, and a "
+                 "credential's placeholder would reach the server as it is");
+    return false;
+  }
+  if (!terminate) return true;
+  if (rule.protocol == HostRule::Protocol::udp) {
+    reader.error(node, path + ".tls", "`tls: terminate` is for tcp rules", "datagrams are relayed as they are");
+    return false;
+  }
+  if (rule.kind == HostRule::Kind::ip_cidr) {
+    reader.error(node, path + ".tls", "`tls: terminate` needs a host name, not an address",
+                 "the sandbox's certificate for the host names it: {host: api.example.com, tls: terminate}");
+    return false;
+  }
+  if (!rule.inspect) {
+    reader.error(node, path + ".inspect", "`inspect: false` and `tls: terminate` contradict each other",
+                 "a terminated connection is read request by request; remove `inspect: false`");
+    return false;
+  }
+  rule.tls = HostRule::Tls::terminate;
+  rule.methods = keys.methods;
+  rule.paths = keys.paths;
+  rule.credentials = keys.credentials;
+  rule.upstream_ca = keys.upstream_ca;
+  return true;
+}
+
+// An allow or deny entry: a string, or {host:, ports:, inspect:, protocol:, tls:, methods:, paths:, credentials:,
+// upstream_ca:} (all but host and ports on allow rules only; a udp rule lists its ports and has no `inspect`; the
+// HTTPS keys need `tls: terminate`).
 std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node, const std::string& path,
                                         bool allow_list) {
   if (node.is_map()) {
@@ -23,8 +215,19 @@ std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node
     bool inspect_ok = true;
     std::optional<HostRule::Protocol> protocol;
     const YamlNode* protocol_node = nullptr;
-    for (auto& [key, value] : reader.map_entries(node, path, {"host", "ports", "inspect", "protocol"})) {
-      if (key == "host") {
+    HttpsKeys https;
+    for (auto& [key, value] : reader.map_entries(node, path, {"host", "ports", "inspect", "protocol", "tls", "methods",
+                                                              "paths", "credentials", "upstream_ca"})) {
+      if (key == "tls" || key == "methods" || key == "paths" || key == "credentials" || key == "upstream_ca") {
+        if (!allow_list) {
+          reader.error(value, path + "." + key, "`" + key + "` only applies to allow rules",
+                       "a denied destination is refused before any byte moves");
+          inspect_ok = false;
+        } else {
+          parse_https_key(reader, key, value, path, https);
+          inspect_ok = inspect_ok && https.ok;
+        }
+      } else if (key == "host") {
         host = reader.string(value, path + ".host");
       } else if (key == "protocol") {
         protocol_node = &value.get();
@@ -97,6 +300,7 @@ std::optional<HostItem> parse_host_rule(NodeReader& reader, const YamlNode& node
       rule->protocol = HostRule::Protocol::udp;
     }
     if (inspect) rule->inspect = *inspect;
+    if (!apply_https_keys(reader, node, path, https, *rule)) return std::nullopt;
     return HostItem{*rule, reader.pos(node)};
   }
   auto text = reader.string(node, path);

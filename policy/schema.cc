@@ -47,8 +47,37 @@ nlohmann::ordered_json policy_schema() {
                          {"protocol", choice({"tcp", "udp"}, "tcp",
                                              "allow rules only. udp: datagrams from connected sockets, copied by "
                                              "the supervisor's datagram relay to the host and ports named; a udp "
-                                             "rule must list its ports and has no `inspect`")}},
+                                             "rule must list its ports and has no `inspect`")},
+                         {"tls", choice({"passthrough", "terminate"}, "passthrough",
+                                        "allow rules only. terminate: the relay is the TLS server the sandbox talks "
+                                        "to (a certificate authority of the sandbox's own, trusted inside) and a "
+                                        "verified TLS client of the host, so it reads every request: needed by "
+                                        "methods, paths, credentials and upstream_ca; needs a host name, tcp and "
+                                        "inspection")},
+                         {"methods", list_of(str("an HTTP method (GET, HEAD, POST...)"),
+                                             "tls: terminate only. Requests with another method get 403; empty = "
+                                             "every method")},
+                         {"paths", list_of(str("a glob on the decoded path: * within a segment, ** any segments"),
+                                           "tls: terminate only. Requests for another path get 403; empty = every "
+                                           "path")},
+                         {"credentials",
+                          list_of(object(ojson{{"name", str("[a-z0-9][a-z0-9_-]*: in the placeholder and messages")},
+                                               {"env", str("the variable inside that holds the placeholder")},
+                                               {"header", str("the header the secret goes in; default Authorization")},
+                                               {"scheme", str("put before the secret: Bearer, token; default none")},
+                                               {"from_env", str("the secret: a variable of oishell's environment")},
+                                               {"from_file", str("the secret: a file outside the sandbox")}},
+                                         "a secret the relay adds; the sandbox holds only a placeholder"),
+                                  "tls: terminate only")},
+                         {"upstream_ca", str("tls: terminate only. A PEM file: the only certificates trusted for "
+                                             "the host (a private service); default the host's trust store")}},
                    "a host with a list of ports")})}};
+  {
+    ojson& credential = host_rule["oneOf"][1]["properties"]["credentials"]["items"];
+    credential["required"] = ojson::array({"name", "env"});
+    credential["oneOf"] = ojson::array({ojson{{"required", ojson::array({"from_env"})}},
+                                        ojson{{"required", ojson::array({"from_file"})}}});
+  }
   host_rule["oneOf"][1]["required"] = ojson::array({"host"});
   ojson path = str("an absolute path; may start with ~, $HOME, $WORKSPACE or $TMPDIR; no ..");
 

@@ -93,6 +93,20 @@ ojson rule_to_json(const HostRule& rule) {
   out["ports"] = rule.ports;
   out["inspect"] = rule.inspect;
   out["protocol"] = std::string(protocol_name(rule.protocol));
+  out["tls"] = std::string(tls_name(rule.tls));
+  if (rule.tls == HostRule::Tls::terminate) {
+    out["methods"] = rule.methods;
+    out["paths"] = rule.paths;
+    ojson credentials = ojson::array();
+    for (const auto& c : rule.credentials) {
+      // Where the secret comes from, never the secret: a compiled policy holds none.
+      ojson one{{"name", c.name},         {"env", c.env},           {"header", c.header},
+                {"scheme", c.scheme},     {"from_env", c.from_env}, {"from_file", c.from_file}};
+      credentials.push_back(std::move(one));
+    }
+    out["credentials"] = std::move(credentials);
+    out["upstream_ca"] = rule.upstream_ca;
+  }
   return out;
 }
 
@@ -263,6 +277,23 @@ Result<SandboxSpec> spec_from_json(const nlohmann::json& in) {
         } else if (protocol != "tcp") {
           r.fail("spec.network." + std::string(key) + ": unknown protocol `" + protocol + "`");
           continue;
+        }
+        if (r.get<std::string>(item, "tls", "spec.network.rule", std::string("passthrough")) == "terminate") {
+          rule->tls = HostRule::Tls::terminate;
+          rule->methods = r.get<std::vector<std::string>>(item, "methods", "spec.network.rule");
+          rule->paths = r.get<std::vector<std::string>>(item, "paths", "spec.network.rule");
+          rule->upstream_ca = r.get<std::string>(item, "upstream_ca", "spec.network.rule");
+          const json* credentials = r.at(item, "credentials", "spec.network.rule");
+          for (const auto& c : credentials && credentials->is_array() ? *credentials : json::array()) {
+            HttpCredential one;
+            one.name = r.get<std::string>(c, "name", "spec.network.rule.credentials");
+            one.env = r.get<std::string>(c, "env", "spec.network.rule.credentials");
+            one.header = r.get<std::string>(c, "header", "spec.network.rule.credentials");
+            one.scheme = r.get<std::string>(c, "scheme", "spec.network.rule.credentials");
+            one.from_env = r.get<std::string>(c, "from_env", "spec.network.rule.credentials");
+            one.from_file = r.get<std::string>(c, "from_file", "spec.network.rule.credentials");
+            rule->credentials.push_back(std::move(one));
+          }
         }
         (std::string(key) == "allow" ? n.allow : n.deny).push_back(*rule);
       }

@@ -61,6 +61,15 @@ SupervisedSandbox::~SupervisedSandbox() { shutdown(); }
 
 Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spec, EventSink& events,
                                                           SandboxOptions options) {
+  // HTTPS rules (tls: terminate) are policy only so far: the relay does not end TLS yet, and a rule it cannot
+  // honour must not become a passthrough rule in silence (methods unchecked, placeholders sent as they are).
+  for (const auto& rule : spec.network.allow) {
+    if (rule.tls == HostRule::Tls::terminate) {
+      return Status::error("network.allow " + rule.text +
+                           ": `tls: terminate` is validated, explained and diffed, but this relay does not end TLS "
+                           "yet (issue 16); the sandbox is not started rather than let the host through unread");
+    }
+  }
   // Which layers hold each guarantee here; with `landlock: required`, none may be held by no layer.
   auto facts = layer_facts();
   if (!facts.is_ok()) return facts.status().with_context("landlock");

@@ -89,6 +89,26 @@ TEST(Network, AddrconfigLookupsSeeIpv4OnlyWhenTheSandboxHasANetwork) {
   EXPECT_EQ("EAI_NONAME\n", none.out) << none.err;
 }
 
+// The relay does not end TLS yet (issue 16): a rule it cannot honour stops the sandbox from starting, instead of
+// letting the host through unread (methods unchecked, a credential's placeholder sent on as it is).
+TEST(Network, ATlsTerminateRuleIsRefusedUntilTheRelayEndsTls) {
+  SandboxWorkspace w;
+  TempDir dir;
+  const std::string terminate = dir.write(
+      "terminate.yaml",
+      "version: 1\nextends: default\nnetwork:\n  allow: [{host: api.example.com, tls: terminate, methods: [GET]}]\n");
+  SandboxRun refused = run_on_host({oishell_bin(), "run", "--policy", terminate, "--workspace", w.ws(), "--", "/bin/true"});
+  EXPECT_EQ(126, refused.status) << refused.err;
+  EXPECT_NE(std::string::npos, refused.err.find("`tls: terminate` is validated, explained and diffed, but this relay "
+                                                "does not end TLS yet"))
+      << refused.err;
+  // The neighbour: the same host without the rule's HTTPS keys starts.
+  const std::string passthrough =
+      dir.write("passthrough.yaml", "version: 1\nextends: default\nnetwork:\n  allow: [{host: api.example.com}]\n");
+  SandboxRun ok = run_on_host({oishell_bin(), "run", "--policy", passthrough, "--workspace", w.ws(), "--", "/bin/true"});
+  EXPECT_EQ(0, ok.status) << ok.err;
+}
+
 TEST(Network, HostAbstractUnixSocket) {
   SandboxWorkspace w;
   const std::string name = "oishell-test-" + std::to_string(::getpid());

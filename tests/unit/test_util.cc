@@ -21,6 +21,7 @@ const FakeHostFs& fake_host() {
     fs.file("/home/user/project/.envrc").dir("/home/user/project/src");
     fs.symlink("/home/user/project/link-out", "/etc");
     fs.dir("/data/cache").symlink("/home/user/cache-link", "/data/cache");
+    fs.dir("/home/user/.config/gh").file("/home/user/.config/gh/token").file("/etc/ssl/internal-ca.pem");
     return fs;
   }();
   return host;
