@@ -1,0 +1,170 @@
+// Unit tests for the relay's TLS client towards the real upstream (runtime/relay/tls_upstream.h): handshakes with
+// servers whose leaves a TlsAuthority minted (standing in for a private service and its CA), over memory BIO
+// pairs. The suite names share the TlsAuthority prefix so that `ctest -R TlsAuthority` runs every test of the TLS
+// termination.
+#include "runtime/relay/tls_upstream.h"
+
+#include <openssl/ssl.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "runtime/relay/tls_authority.h"
+#include "tests/relay/tls_handshake.h"
+
+namespace oishell::relay {
+namespace {
+
+using testing::alpn_wire;
+using testing::authority;
+using testing::handshake;
+using testing::Handshake;
+using testing::kDone;
+using testing::kFailed;
+
+class TempDir {
+ public:
+  TempDir() {
+    char path[] = "/tmp/oishell-tls-test-XXXXXX";
+    if (mkdtemp(path) == nullptr) ADD_FAILURE() << "mkdtemp: " << errno;
+    path_ = path;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::string file = path_ + "/" + name;
+    std::ofstream(file) << text;
+    return file;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The upstream side of the relay as it will be used: SNI and the host check from set_upstream_host.
+std::function<void(SSL*)> upstream_setup(const std::string& host) {
+  return [host](SSL* ssl) {
+    Status set = set_upstream_host(ssl, host);
+    EXPECT_TRUE(set.is_ok()) << set.message();
+  };
+}
+
+TEST(TlsAuthorityUpstream, TrustsOnlyTheCaFileGiven) {
+  auto upstream_ca = authority();  // plays the private service's CA
+  auto other_ca = authority();     // a CA the relay was not told to trust
+  ASSERT_TRUE(upstream_ca && other_ca);
+  TempDir dir;
+  std::string ca_file = dir.write("upstream-ca.pem", upstream_ca->certificate_pem());
+  auto client = upstream_client_context(ca_file);
+  ASSERT_TRUE(client.is_ok()) << client.status().message();
+  EXPECT_EQ(SSL_VERIFY_PEER, SSL_CTX_get_verify_mode(client->get()));
+  EXPECT_EQ(TLS1_2_VERSION, SSL_CTX_get_min_proto_version(client->get()));
+  // The file's one certificate is the whole store (no system CAs beside it).
+  EXPECT_EQ(1, sk_X509_OBJECT_num(X509_STORE_get0_objects(SSL_CTX_get_cert_store(client->get()))));
+
+  auto trusted_server = upstream_ca->server_context();
+  Handshake h = handshake(trusted_server->get(), client->get(), upstream_setup("api.example.test"));
+  EXPECT_EQ(kDone, h.client) << h.client_error;
+  EXPECT_EQ(kDone, h.server) << h.server_error;
+  EXPECT_EQ(X509_V_OK, h.verify_result);
+  EXPECT_EQ("http/1.1", h.alpn);
+
+  // The same name, a leaf from another authority: refused by the client.
+  auto other_server = other_ca->server_context();
+  h = handshake(other_server->get(), client->get(), upstream_setup("api.example.test"));
+  EXPECT_EQ(kFailed, h.client);
+  EXPECT_EQ(X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, h.verify_result);
+  EXPECT_EQ(SSL_R_CERTIFICATE_VERIFY_FAILED, h.client_reason) << h.client_error;
+}
+
+TEST(TlsAuthorityUpstream, CertificateForAnotherNameIsRefused) {
+  auto upstream_ca = authority({"api.example.test", "other.example.test"});
+  ASSERT_NE(nullptr, upstream_ca);
+  TempDir dir;
+  auto client = upstream_client_context(dir.write("ca.pem", upstream_ca->certificate_pem()));
+  ASSERT_TRUE(client.is_ok()) << client.status().message();
+  auto server = upstream_ca->server_context();
+  ASSERT_TRUE(server.is_ok());
+  // The relay expects other.example.test; the server presents api.example.test's (trusted) leaf, as a server
+  // answering for the wrong name would. The SNI is overridden to make the server pick that leaf.
+  Handshake h = handshake(server->get(), client->get(), [](SSL* ssl) {
+    EXPECT_TRUE(set_upstream_host(ssl, "other.example.test").is_ok());
+    SSL_set_tlsext_host_name(ssl, "api.example.test");
+  });
+  EXPECT_EQ(kFailed, h.client);
+  EXPECT_EQ(X509_V_ERR_HOSTNAME_MISMATCH, h.verify_result);
+  // The neighbour: the name the leaf carries.
+  h = handshake(server->get(), client->get(), upstream_setup("other.example.test"));
+  EXPECT_EQ(kDone, h.client) << h.client_error;
+  EXPECT_EQ(X509_V_OK, h.verify_result);
+}
+
+TEST(TlsAuthorityUpstream, OffersHttp11Only) {
+  auto upstream_ca = authority();
+  ASSERT_NE(nullptr, upstream_ca);
+  TempDir dir;
+  auto client = upstream_client_context(dir.write("ca.pem", upstream_ca->certificate_pem()));
+  auto server = upstream_ca->server_context();
+  ASSERT_TRUE(client.is_ok() && server.is_ok());
+  std::string offered;
+  SSL_CTX_set_alpn_select_cb(
+      server->get(),
+      [](SSL*, const unsigned char** out, unsigned char* out_length, const unsigned char* in, unsigned int in_length,
+         void* arg) {
+        static_cast<std::string*>(arg)->assign(reinterpret_cast<const char*>(in), in_length);
+        *out = in + 1;
+        *out_length = in[0];
+        return SSL_TLSEXT_ERR_OK;
+      },
+      &offered);
+  Handshake h = handshake(server->get(), client->get(), upstream_setup("api.example.test"));
+  EXPECT_EQ(kDone, h.client) << h.client_error;
+  EXPECT_EQ(alpn_wire({"http/1.1"}), offered);
+}
+
+TEST(TlsAuthorityUpstream, SystemStoreWhenNoCaFile) {
+  auto client = upstream_client_context("");
+  ASSERT_TRUE(client.is_ok()) << client.status().message();
+  EXPECT_EQ(SSL_VERIFY_PEER, SSL_CTX_get_verify_mode(client->get()));
+  EXPECT_EQ(TLS1_2_VERSION, SSL_CTX_get_min_proto_version(client->get()));
+  // A sandbox authority is in no system store: its leaves are refused.
+  auto ca = authority();
+  ASSERT_NE(nullptr, ca);
+  auto server = ca->server_context();
+  Handshake h = handshake(server->get(), client->get(), upstream_setup("api.example.test"));
+  EXPECT_EQ(kFailed, h.client);
+  EXPECT_EQ(X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, h.verify_result);
+}
+
+TEST(TlsAuthorityUpstream, UnreadableCaFileIsAnError) {
+  TempDir dir;
+  auto missing = upstream_client_context(dir.path() + "/missing.pem");
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_EQ(ENOENT, missing.status().errno_value()) << missing.status().message();
+  EXPECT_NE(std::string::npos, missing.status().message().find("missing.pem")) << missing.status().message();
+  EXPECT_FALSE(upstream_client_context(dir.write("junk.pem", "not a certificate\n")).is_ok());
+  EXPECT_FALSE(upstream_client_context(dir.write("empty.pem", "")).is_ok());
+}
+
+TEST(TlsAuthorityUpstream, SetUpstreamHostTakesDnsNamesOnly) {
+  auto client = upstream_client_context("");
+  ASSERT_TRUE(client.is_ok());
+  SslPtr ssl(SSL_new(client->get()));
+  for (const char* host : {"", "192.0.2.1", "[::1]", "bad host", "*.example.org"}) {
+    EXPECT_FALSE(set_upstream_host(ssl.get(), host).is_ok()) << host;
+  }
+  EXPECT_TRUE(set_upstream_host(ssl.get(), "API.example.test.").is_ok());
+  EXPECT_STREQ("api.example.test", SSL_get_servername(ssl.get(), TLSEXT_NAMETYPE_host_name));
+}
+
+}  // namespace
+}  // namespace oishell::relay
