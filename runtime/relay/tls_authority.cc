@@ -28,20 +28,6 @@ Result<EvpPkeyPtr> new_p256_key() {
   return key;
 }
 
-Result<std::string> random_hex(size_t bytes) {
-  std::string raw(bytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(raw.size())) != 1) {
-    return openssl_error("RAND_bytes");
-  }
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char byte : raw) {
-    hex += kDigits[byte >> 4];
-    hex += kDigits[byte & 0xf];
-  }
-  return hex;
-}
-
 Result<X509NamePtr> name_with_common_name(const std::string& common_name) {
   X509NamePtr name(X509_NAME_new());
   if (!name || X509_NAME_add_entry_by_NID(name.get(), NID_commonName, MBSTRING_UTF8,

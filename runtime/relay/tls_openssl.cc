@@ -1,5 +1,7 @@
 #include "runtime/relay/tls_openssl.h"
 
+#include <openssl/rand.h>
+
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
@@ -41,6 +43,20 @@ Result<std::string> certificate_to_pem(X509* certificate) {
   char* bytes = nullptr;
   long size = BIO_get_mem_data(bio.get(), &bytes);
   return std::string(bytes, static_cast<size_t>(size));
+}
+
+Result<std::string> random_hex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(raw.size())) != 1) {
+    return openssl_error("RAND_bytes");
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : raw) {
+    hex += kDigits[byte >> 4];
+    hex += kDigits[byte & 0xf];
+  }
+  return hex;
 }
 
 }  // namespace oishell::relay

@@ -9,7 +9,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -50,6 +52,9 @@ Status openssl_error(std::string_view call);
 // refuses a handshake makes SSL_do_handshake fail with only "callback failed" after it. openssl_error() shows
 // these entries as their text alone.
 void push_openssl_reason(std::string_view reason);
+
+// `bytes` random bytes from OpenSSL's generator, as lower-case hex (twice as many characters).
+Result<std::string> random_hex(size_t bytes);
 
 // The certificate as PEM text.
 Result<std::string> certificate_to_pem(X509* certificate);
