@@ -11,10 +11,15 @@ namespace oishell {
 // A policy's id-mapped binds go in one message (one tree each): 16 was reached by 16 read_only paths of a root
 // caller. The kernel takes up to SCM_MAX_FD (253) per message.
 inline constexpr size_t kMaxPassedFds = 192;
-// The largest message either side sends (a spawn request with its argv and environment).
-inline constexpr size_t kMaxMessageBytes = 192 * 1024;
+// A payload up to this size travels in the packet itself; a larger one (a spawn request with a large environment, a
+// policy with a large file step such as a trust bundle) in a sealed memfd passed with it: a unix socket cannot
+// carry a packet larger than its send buffer (about 208 KiB by default, raised only with CAP_NET_ADMIN).
+inline constexpr size_t kInlineMessageBytes = 128 * 1024;
+// The largest payload either side sends or accepts.
+inline constexpr size_t kMaxMessageBytes = 16 * 1024 * 1024;
 
-// Sends `payload` with duplicates of `fds` (the caller keeps its own). Never raises SIGPIPE.
+// Sends `payload` with duplicates of `fds` (the caller keeps its own). Never raises SIGPIPE. Each packet starts with
+// one byte that says where the payload is: 'i' after it, 'm' in the last descriptor, a sealed memfd.
 Status send_message(int socket, const std::string& payload, const std::vector<int>& fds = {});
 
 struct Message {

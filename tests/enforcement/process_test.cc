@@ -122,6 +122,22 @@ TEST(Processes, CommandsStartWithDefaultSignalDispositions) {
       << inside.err;
 }
 
+// An environment larger than a unix socket's packet (here 400 KB in four variables, each under exec's 128 KiB per
+// string) reaches the command whole: the spawn request travels in a sealed memfd (runtime/fd_passing.h).
+TEST(Processes, ALargeEnvironmentReachesTheCommandWhole) {
+  SandboxWorkspace w;
+  const std::string value(100000, 'v');
+  std::vector<std::string> args = w.args();
+  for (int i = 1; i <= 4; ++i) args.insert(args.end(), {"--env", "LARGE" + std::to_string(i) + "=" + value});
+  SandboxRun r = run_sandboxed(args, {"/bin/sh", "-c", "echo ${#LARGE1} ${#LARGE2} ${#LARGE3} ${#LARGE4}; "
+                                                       "[ \"$LARGE4\" = \"$LARGE1\" ] && echo same"});
+  EXPECT_EQ(0, r.status) << r.err;
+  EXPECT_EQ("100000 100000 100000 100000\nsame\n", r.out) << r.err;
+  // The neighbour: a small one, inline.
+  SandboxRun small = run_sandboxed(w.args({"--env", "SMALL=1"}), {"/bin/sh", "-c", "echo $SMALL"});
+  EXPECT_EQ("1\n", small.out) << small.err;
+}
+
 TEST(Processes, DaemonisedOrphanDiesWithTheSandbox) {
   SandboxWorkspace w;
   const std::string beat = w.ws() + "/beat";
