@@ -46,12 +46,10 @@ class SandboxCredentials {
   std::vector<std::pair<std::string, std::string>> environment_;
 };
 
-// The trust bundle the sandbox reads (bound over the system bundle and named by kTrustBundleVariables): the host's
-// own bundle, so that every other TLS host still verifies, and the sandbox's certificate authority after it.
+// The trust bundle the sandbox reads (bound over the system's, runtime/outside/https_setup.h, and named by
+// kTrustBundleVariables): the host's own bundle, so that every other TLS host still verifies, and the sandbox's
+// certificate authority after it.
 std::string compose_trust_bundle(const std::string& system_bundle, const std::string& authority_pem);
-
-// Where Debian (and derivatives) keep the system bundle, which the sandbox's is bound over.
-inline constexpr const char* kSystemTrustBundle = "/etc/ssl/certs/ca-certificates.crt";
 
 // The variables the common stacks read for a CA bundle, each pointed at the sandbox's bundle: OpenSSL (SSL_CERT_FILE),
 // Python requests and pip, curl, Node (extra certificates on top of its own), git.
