@@ -229,8 +229,9 @@ class Harness {
       for (TerminatorEvent& e : terminator->take_events()) events.push_back(std::move(e));
       client.step();
       if (done()) return true;
-      if (terminator->finished() && BIO_ctrl_pending(client.in) == 0 && BIO_ctrl_pending(client.out) == 0 &&
-          BIO_ctrl_pending(upstream.out) == 0) {
+      // Finished: the relay closes both sockets, whatever the peers still meant to send; the client has read
+      // everything it was sent.
+      if (terminator->finished() && BIO_ctrl_pending(client.in) == 0) {
         return done();
       }
     }
@@ -548,6 +549,64 @@ TEST(HttpsTerminator, MalformedFramingAndAnotherHostAreRefusedWith400) {
     EXPECT_EQ(0u, h.client.received.find("HTTP/1.1 400 Bad Request\r\n")) << request << h.client.received;
     EXPECT_FALSE(h.terminator->upstream_started()) << request;
   }
+}
+
+TEST(HttpsTerminator, HostWithAnotherPortIsRefusedAndTheTunnelsPortAccepted) {
+  {
+    Harness h(read_only_repos());
+    h.client.outbox = "GET /repos/a HTTP/1.1\r\nHost: api.example.test:8443\r\n\r\n";
+    ASSERT_TRUE(h.run_until_finished());
+    EXPECT_EQ(0u, h.client.received.find("HTTP/1.1 400 Bad Request\r\n")) << h.client.received;
+  }
+  Harness h(read_only_repos());
+  h.replies.push_back({"\r\n\r\n", kOk});
+  h.client.outbox = "GET /repos/a HTTP/1.1\r\nHost: API.example.test:443\r\n\r\n";
+  ASSERT_TRUE(h.run([&] { return h.client.received == kOk; })) << h.client.received;
+}
+
+TEST(HttpsTerminator, HeadLargerThanTheLimitIsA431) {
+  Harness h({rule("allow", {}, {})});
+  h.client.outbox = "GET /repos/a HTTP/1.1\r\nHost: api.example.test\r\nX-Big: " + std::string(70 * 1024, 'b') +
+                    "\r\n\r\n";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ(0u, h.client.received.find("HTTP/1.1 431 Request Header Fields Too Large\r\n")) << h.client.received;
+  EXPECT_FALSE(h.terminator->upstream_started());
+}
+
+TEST(HttpsTerminator, BadChunkedResponseEndsTheConnection) {
+  Harness h(read_only_repos());
+  h.replies.push_back({"\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n"});
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run_until_finished());
+  // The head went through before the body showed it was broken: the client sees a truncated response and the end.
+  EXPECT_EQ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", h.client.received);
+  ASSERT_EQ(2u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::refused, h.events[1].kind);
+  EXPECT_NE(std::string::npos, h.events[1].reason.find("bad response body")) << h.events[1].reason;
+}
+
+TEST(HttpsTerminator, UnsolicitedUpstreamBytesEndTheConnection) {
+  Harness h(read_only_repos());
+  h.replies.push_back({"\r\n\r\n", kOk + "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nextra"});
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ(kOk, h.client.received);  // the extra response never reaches the client
+  ASSERT_EQ(2u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::tls_error, h.events[1].kind);
+}
+
+TEST(HttpsTerminator, H2OnlyClientFailsTheHandshakeWithAnEvent) {
+  Harness h(read_only_repos());
+  std::string alpn = alpn_wire({"h2"});
+  SSL_set_alpn_protos(h.client.ssl.get(), reinterpret_cast<const unsigned char*>(alpn.data()),
+                      static_cast<unsigned>(alpn.size()));
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_TRUE(h.client.failed);
+  EXPECT_FALSE(h.terminator->upstream_started());
+  ASSERT_EQ(1u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::tls_error, h.events[0].kind);
+  EXPECT_NE(std::string::npos, h.events[0].reason.find("sandbox side handshake")) << h.events[0].reason;
 }
 
 TEST(HttpsTerminator, DotSegmentsAreDecidedOnTheDecodedPath) {
