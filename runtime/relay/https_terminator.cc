@@ -63,6 +63,7 @@ std::string_view event_kind_name(TerminatorEvent::Kind kind) {
     case TerminatorEvent::Kind::credential_refused: return "credential_refused";
     case TerminatorEvent::Kind::refused: return "refused";
     case TerminatorEvent::Kind::tls_error: return "tls_error";
+    case TerminatorEvent::Kind::upstream_error: return "upstream_error";
     case TerminatorEvent::Kind::upstream_certificate: return "upstream_certificate";
   }
   return "?";
@@ -522,7 +523,7 @@ void HttpsTerminator::process_responses() {
   while (!done_ && !upstream_plain_.empty()) {
     if (response_ == ResponseState::head) {
       if (pending_.empty() || pending_.front().local) {
-        event({.kind = TerminatorEvent::Kind::tls_error, .reason = "upstream side: bytes no request asked for"});
+        event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "upstream side: bytes no request asked for"});
         finish();
         return;
       }
@@ -535,7 +536,7 @@ void HttpsTerminator::process_responses() {
       }
       if (!framing) {
         std::string reason = "bad response: " + framing.status().message();
-        event({.kind = TerminatorEvent::Kind::refused, .method = pending_.front().method, .reason = reason});
+        event({.kind = TerminatorEvent::Kind::upstream_error, .method = pending_.front().method, .reason = reason});
         fail_upstream(json({{"error", "upstream_response"}, {"host", config_.host}, {"reason", reason}}));
         return;
       }
@@ -564,7 +565,8 @@ void HttpsTerminator::process_responses() {
     } else if (response_ == ResponseState::body_chunked) {
       auto fed = response_chunks_.feed(upstream_plain_);
       if (!fed) {
-        event({.kind = TerminatorEvent::Kind::refused, .reason = "bad response body: " + fed.status().message()});
+        event({.kind = TerminatorEvent::Kind::upstream_error,
+               .reason = "bad response body: " + fed.status().message()});
         finish();
         return;
       }
@@ -582,10 +584,10 @@ void HttpsTerminator::process_responses() {
   if (response_ == ResponseState::body_until_close) response_done();
   if (!pending_.empty() && !pending_.front().local) {
     if (!response_started_) {
-      event({.kind = TerminatorEvent::Kind::tls_error, .reason = "upstream side: closed before its response"});
+      event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "upstream side: closed before its response"});
       fail_upstream(json({{"error", "upstream_closed"}, {"host", config_.host}}));
     } else {
-      event({.kind = TerminatorEvent::Kind::tls_error, .reason = "upstream side: closed inside a response"});
+      event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "upstream side: closed inside a response"});
       finish();
     }
     return;

@@ -60,9 +60,11 @@ struct TerminatorEvent {
     denied,              // no rule admits the method and path: method, path, rule ("no rule ...")
     credential_used,     // credential: its name (never the secret); method, path, rule
     credential_refused,  // credential: its name; reason: where the placeholder was
-    refused,             // a request refused before any rule: malformed, Upgrade, bad target; reason
+    refused,             // a request refused before any rule (malformed, Upgrade, bad target) or cut short; reason
     tls_error,           // a handshake or record failure on either side; reason names the side
-    upstream_certificate // the upstream's certificate failed verification; reason: OpenSSL's verify error
+    upstream_certificate,  // the upstream's certificate failed verification; reason: OpenSSL's verify error
+    upstream_error         // the upstream broke HTTP: a malformed response, bytes no request asked for, an early
+                           // close; reason
   };
   Kind kind = Kind::allowed;
   std::string method, path, rule, credential, reason;

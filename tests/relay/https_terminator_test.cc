@@ -374,6 +374,8 @@ TEST(HttpsTerminator, UpstreamClosingBeforeItsResponseIsA502) {
   ASSERT_TRUE(h.run([&] { return h.upstream.received == kGetRepo; }));
   h.terminator->upstream_closed();
   ASSERT_TRUE(h.run_until_finished());
+  ASSERT_EQ(2u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::upstream_error, h.events[1].kind);
   std::string body = R"({"error":"upstream_closed","host":"api.example.test"})";
   EXPECT_EQ("HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: " +
                 std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body,
@@ -581,7 +583,7 @@ TEST(HttpsTerminator, BadChunkedResponseEndsTheConnection) {
   // The head went through before the body showed it was broken: the client sees a truncated response and the end.
   EXPECT_EQ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", h.client.received);
   ASSERT_EQ(2u, h.events.size());
-  EXPECT_EQ(TerminatorEvent::Kind::refused, h.events[1].kind);
+  EXPECT_EQ(TerminatorEvent::Kind::upstream_error, h.events[1].kind);
   EXPECT_NE(std::string::npos, h.events[1].reason.find("bad response body")) << h.events[1].reason;
 }
 
@@ -592,7 +594,7 @@ TEST(HttpsTerminator, UnsolicitedUpstreamBytesEndTheConnection) {
   ASSERT_TRUE(h.run_until_finished());
   EXPECT_EQ(kOk, h.client.received);  // the extra response never reaches the client
   ASSERT_EQ(2u, h.events.size());
-  EXPECT_EQ(TerminatorEvent::Kind::tls_error, h.events[1].kind);
+  EXPECT_EQ(TerminatorEvent::Kind::upstream_error, h.events[1].kind);
 }
 
 TEST(HttpsTerminator, H2OnlyClientFailsTheHandshakeWithAnEvent) {
