@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -272,6 +273,17 @@ void HttpsTerminator::client_handshake() {
   int rc = SSL_do_handshake(client_.ssl.get());
   if (rc == 1) {
     client_.handshake_done = true;
+    // The authority mints for any name the terminating rules cover, so a client could ask for another covered
+    // name than the tunnel's. Requests still go to the tunnel's host alone (the upstream's SNI and the Host check),
+    // but a client that believes it talks to another host is refused here rather than misled.
+    const char* name = SSL_get_servername(client_.ssl.get(), TLSEXT_NAMETYPE_host_name);
+    std::optional<std::string> normalised = name ? normalise_host(name) : std::nullopt;
+    if (normalised != config_.host) {
+      event({.kind = TerminatorEvent::Kind::tls_error,
+             .reason = "sandbox side: server name `" + std::string(name ? name : "").substr(0, 256) +
+                       "` is not the tunnel's host " + config_.host});
+      done_ = true;  // no request is read; the close_notify follows
+    }
     return;
   }
   int code = SSL_get_error(client_.ssl.get(), rc);

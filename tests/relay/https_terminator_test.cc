@@ -145,7 +145,7 @@ class Harness {
   Harness(std::vector<HostRule> rules, std::vector<bool> with_credential = {}, size_t max_buffered = 1 << 20,
           UpstreamCert cert = UpstreamCert::trusted)
       : rules_(std::move(rules)) {
-    sandbox_ca_ = authority({kHost});
+    sandbox_ca_ = authority({kHost, "www.example.test"});
     public_ca_ = authority({kHost, "other.example.test"});
     rogue_ca_ = authority({kHost});
     if (!sandbox_ca_ || !public_ca_ || !rogue_ca_) return;
@@ -609,6 +609,22 @@ TEST(HttpsTerminator, H2OnlyClientFailsTheHandshakeWithAnEvent) {
   ASSERT_EQ(1u, h.events.size());
   EXPECT_EQ(TerminatorEvent::Kind::tls_error, h.events[0].kind);
   EXPECT_NE(std::string::npos, h.events[0].reason.find("sandbox side handshake")) << h.events[0].reason;
+}
+
+TEST(HttpsTerminator, ClientNamingAnotherHostOfTheAuthorityIsRefused) {
+  Harness h(read_only_repos());
+  // www.example.test has a leaf of the sandbox's authority too, but this tunnel goes to api.example.test.
+  SSL_set_tlsext_host_name(h.client.ssl.get(), "www.example.test");
+  SSL_set1_host(h.client.ssl.get(), "www.example.test");
+  h.client.outbox = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ("", h.client.received);
+  EXPECT_TRUE(h.client.closed);
+  EXPECT_FALSE(h.terminator->upstream_started());
+  ASSERT_EQ(1u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::tls_error, h.events[0].kind);
+  EXPECT_EQ("sandbox side: server name `www.example.test` is not the tunnel's host api.example.test",
+            h.events[0].reason);
 }
 
 TEST(HttpsTerminator, DotSegmentsAreDecidedOnTheDecodedPath) {
