@@ -1,0 +1,630 @@
+// HttpsTerminator: see https_terminator.h.
+#include "runtime/relay/https_terminator.h"
+
+#include <openssl/err.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/relay/tls_upstream.h"
+
+namespace oishell::relay {
+namespace {
+
+using Json = nlohmann::ordered_json;  // keys in the order written: "error" first
+
+// Plaintext handed to SSL_write at once: one TLS record.
+constexpr size_t kRecord = 16 * 1024;
+// What one record adds when encrypted (header, tag, padding byte; TLS 1.2 CBC would be less than this too): a
+// write is made only when its encrypted form fits the direction's bound.
+constexpr size_t kRecordOverhead = 256;
+// SSL_read takes a record's bytes out of the input BIO as they come, and holds a partial record inside OpenSSL
+// (uncounted) until the rest arrives, when its plaintext reappears here. The room offered for input keeps that
+// much free, so that what a direction holds, OpenSSL's partial record included, stays within the bound.
+constexpr size_t kInFlightRecord = kRecord + kRecordOverhead;
+// The pump repeats while something moves; this bounds the rounds (each moves at least one byte or changes state).
+constexpr int kMaxPumpRounds = 10000;
+constexpr std::string_view kNoRule = "no rule allows this method and path";
+
+// A JSON object from (key, value) pairs, in the order given: "error" first, as the sandbox's tools expect to read.
+std::string json(std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
+  Json object = Json::object();
+  for (const auto& [key, value] : fields) object[std::string(key)] = std::string(value);
+  return object.dump();
+}
+
+std::string error_response(int code, std::string_view phrase, const std::string& text) {
+  return "HTTP/1.1 " + std::to_string(code) + " " + std::string(phrase) +
+         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(text.size()) +
+         "\r\nConnection: close\r\n\r\n" + text;
+}
+
+// The request head as the client wrote it, without the blank lines parse_request_head skips before it.
+std::string_view raw_head(std::string_view data, size_t consumed) {
+  std::string_view head = data.substr(0, consumed);
+  while (head.substr(0, 2) == "\r\n") head.remove_prefix(2);
+  return head;
+}
+
+bool names_host(std::string_view value, const std::string& host, uint16_t port) {
+  auto authority = parse_authority(value, port);
+  return authority && authority->host == host && authority->port == port;
+}
+
+}  // namespace
+
+std::string_view event_kind_name(TerminatorEvent::Kind kind) {
+  switch (kind) {
+    case TerminatorEvent::Kind::allowed: return "allowed";
+    case TerminatorEvent::Kind::denied: return "denied";
+    case TerminatorEvent::Kind::credential_used: return "credential_used";
+    case TerminatorEvent::Kind::credential_refused: return "credential_refused";
+    case TerminatorEvent::Kind::refused: return "refused";
+    case TerminatorEvent::Kind::tls_error: return "tls_error";
+    case TerminatorEvent::Kind::upstream_error: return "upstream_error";
+    case TerminatorEvent::Kind::upstream_certificate: return "upstream_certificate";
+  }
+  return "?";
+}
+
+Result<std::unique_ptr<HttpsTerminator>> HttpsTerminator::create(TerminatorConfig config) {
+  if (config.authority == nullptr || config.upstream_ctx == nullptr) {
+    return Status::error("https terminator: no certificate authority or upstream context");
+  }
+  if (config.rules.empty()) return Status::error("https terminator for " + config.host + ": no terminating rule");
+  if (config.max_buffered_bytes < 4 * (kRecord + kRecordOverhead)) {
+    return Status::error("https terminator: max_buffered_bytes below " +
+                         std::to_string(4 * (kRecord + kRecordOverhead)));
+  }
+  if (config.max_head_bytes >= config.max_buffered_bytes) {
+    return Status::error("https terminator: max_head_bytes must be below max_buffered_bytes");
+  }
+  std::vector<std::vector<PathGlob>> globs;
+  for (const TerminatedRule& rule : config.rules) {
+    if (rule.rule == nullptr || rule.rule->tls != HostRule::Tls::terminate) {
+      return Status::error("https terminator for " + config.host + ": a rule that does not terminate TLS");
+    }
+    std::vector<PathGlob>& parsed = globs.emplace_back();
+    for (const std::string& path : rule.rule->paths) {
+      auto glob = PathGlob::parse(path);
+      if (!glob) return glob.status().with_context("rule `" + rule.rule->text + "`: path `" + path + "`");
+      parsed.push_back(std::move(glob).value());
+    }
+  }
+  std::unique_ptr<HttpsTerminator> terminator(new HttpsTerminator(std::move(config), std::move(globs)));
+  OI_TRY(terminator->init());
+  return terminator;
+}
+
+HttpsTerminator::HttpsTerminator(TerminatorConfig config, std::vector<std::vector<PathGlob>> globs)
+    : config_(std::move(config)), globs_(std::move(globs)) {
+  for (const TerminatedRule& rule : config_.rules) {
+    all_bindings_.insert(all_bindings_.end(), rule.bindings.begin(), rule.bindings.end());
+  }
+}
+
+HttpsTerminator::~HttpsTerminator() = default;
+
+// Both sides' SSL read and write memory BIOs: the bytes stay in memory, and the caller moves them.
+static Status attach_memory_bios(SSL* ssl, BIO** in, BIO** out) {
+  BioPtr read_bio(BIO_new(BIO_s_mem()));
+  BioPtr write_bio(BIO_new(BIO_s_mem()));
+  if (!read_bio || !write_bio) return openssl_error("BIO_new(BIO_s_mem())");
+  *in = read_bio.get();
+  *out = write_bio.get();
+  SSL_set_bio(ssl, read_bio.release(), write_bio.release());  // the SSL owns both from here
+  return Status::ok();
+}
+
+Status HttpsTerminator::init() {
+  auto server = config_.authority->server_context();
+  if (!server) return server.status().with_context("https terminator for " + config_.host);
+  server_ctx_ = std::move(server).value();
+  client_.ssl.reset(SSL_new(server_ctx_.get()));
+  if (!client_.ssl) return openssl_error("SSL_new (sandbox side)");
+  OI_TRY(attach_memory_bios(client_.ssl.get(), &client_.in, &client_.out));
+  SSL_set_accept_state(client_.ssl.get());
+  return Status::ok();
+}
+
+// The upstream side begins with the first allowed request rather than at once: a connection whose requests are
+// all refused never reaches the upstream, and the client's handshake (which names the host by SNI) is complete by
+// then, so a failure upstream can always be told to the client as a 502.
+void HttpsTerminator::start_upstream() {
+  if (upstream_started_) return;
+  upstream_started_ = true;
+  upstream_.ssl.reset(SSL_new(config_.upstream_ctx));
+  Status made = upstream_.ssl ? attach_memory_bios(upstream_.ssl.get(), &upstream_.in, &upstream_.out)
+                              : openssl_error("SSL_new (upstream side)");
+  if (made) made = set_upstream_host(upstream_.ssl.get(), config_.host);
+  if (!made) {
+    upstream_.failed = true;
+    event({.kind = TerminatorEvent::Kind::tls_error, .reason = "upstream side: " + made.message()});
+    fail_upstream(json({{"error", "upstream_tls"}, {"host", config_.host}, {"reason", made.message()}}));
+    return;
+  }
+  SSL_set_connect_state(upstream_.ssl.get());
+}
+
+void HttpsTerminator::from_client(std::string_view encrypted) {
+  if (!done_ && !client_.eof && !encrypted.empty()) {
+    BIO_write(client_.in, encrypted.data(), static_cast<int>(encrypted.size()));
+  }
+  pump();
+}
+
+void HttpsTerminator::from_upstream(std::string_view encrypted) {
+  if (!done_ && upstream_started_ && !upstream_.eof && !encrypted.empty()) {
+    BIO_write(upstream_.in, encrypted.data(), static_cast<int>(encrypted.size()));
+  }
+  pump();
+}
+
+void HttpsTerminator::client_closed() {
+  client_.eof = true;
+  pump();
+}
+
+void HttpsTerminator::upstream_closed() {
+  upstream_.eof = true;
+  pump();
+}
+
+static std::string take(BIO* bio, size_t max) {
+  std::string out;
+  if (bio == nullptr) return out;
+  size_t n = std::min<size_t>(BIO_ctrl_pending(bio), max);
+  out.resize(n);
+  if (n > 0) {
+    int got = BIO_read(bio, out.data(), static_cast<int>(n));
+    out.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  }
+  return out;
+}
+
+std::string HttpsTerminator::take_to_client(size_t max) {
+  std::string out = take(client_.out, max);
+  if (!out.empty()) pump();
+  return out;
+}
+
+std::string HttpsTerminator::take_to_upstream(size_t max) {
+  std::string out = take(upstream_.out, max);
+  if (!out.empty()) pump();
+  return out;
+}
+
+static size_t pending(BIO* bio) { return bio ? BIO_ctrl_pending(bio) : 0; }
+
+size_t HttpsTerminator::buffered_to_upstream() const {
+  return pending(client_.in) + client_plain_.size() + to_upstream_.size() + pending(upstream_.out);
+}
+
+size_t HttpsTerminator::buffered_to_client() const {
+  return pending(upstream_.in) + upstream_plain_.size() + to_client_.size() + pending(client_.out);
+}
+
+size_t HttpsTerminator::client_input_room() const {
+  if (done_ || client_.eof || request_ == RequestState::closed) return 0;
+  size_t held = buffered_to_upstream() + kInFlightRecord;
+  return held < config_.max_buffered_bytes ? config_.max_buffered_bytes - held : 0;
+}
+
+size_t HttpsTerminator::upstream_input_room() const {
+  if (done_ || !upstream_started_ || upstream_.eof) return 0;
+  size_t held = buffered_to_client() + kInFlightRecord;
+  return held < config_.max_buffered_bytes ? config_.max_buffered_bytes - held : 0;
+}
+
+bool HttpsTerminator::finished() const {
+  bool client_flushed = to_client_.empty() || client_.failed || !client_.handshake_done;
+  return done_ && client_flushed && pending(client_.out) == 0 && pending(upstream_.out) == 0;
+}
+
+std::vector<TerminatorEvent> HttpsTerminator::take_events() { return std::exchange(events_, {}); }
+
+void HttpsTerminator::event(TerminatorEvent e) {
+  // Nothing here should hold a secret (names, decoded paths, parser reasons); redacting anyway keeps it so if a
+  // reason ever quotes a header.
+  for (std::string* field : {&e.method, &e.path, &e.rule, &e.credential, &e.reason}) {
+    *field = redact(*field, all_bindings_);
+  }
+  events_.push_back(std::move(e));
+}
+
+void HttpsTerminator::pump() {
+  for (int round = 0; round < kMaxPumpRounds; ++round) {
+    auto state = std::make_tuple(buffered_to_upstream(), buffered_to_client(), client_plain_.size(),
+                                 upstream_plain_.size(), pending_.size(), events_.size(), client_.handshake_done,
+                                 upstream_.handshake_done, done_, request_, response_, upstream_started_);
+    if (!client_.handshake_done && !client_.failed && !done_) client_handshake();
+    if (client_.handshake_done && !done_ && request_ != RequestState::closed) read_plain(client_);
+    process_requests();
+    if (upstream_started_ && !upstream_.failed && !done_) {
+      if (!upstream_.handshake_done) upstream_handshake();
+      if (upstream_.handshake_done) {
+        write_plain(upstream_, to_upstream_, &HttpsTerminator::buffered_to_upstream);
+        read_plain(upstream_);
+      }
+    }
+    process_responses();
+    if (client_.handshake_done && !client_.failed) {
+      write_plain(client_, to_client_, &HttpsTerminator::buffered_to_client);
+    }
+    if (!done_ && request_ == RequestState::closed && pending_.empty()) finish();
+    if (done_ && client_.handshake_done && !client_.failed && !client_.shut_down && to_client_.empty()) {
+      client_.shut_down = true;  // close_notify: the client can tell the end from a truncation
+      ERR_clear_error();
+      SSL_shutdown(client_.ssl.get());
+    }
+    if (state == std::make_tuple(buffered_to_upstream(), buffered_to_client(), client_plain_.size(),
+                                 upstream_plain_.size(), pending_.size(), events_.size(), client_.handshake_done,
+                                 upstream_.handshake_done, done_, request_, response_, upstream_started_)) {
+      return;
+    }
+  }
+}
+
+void HttpsTerminator::client_handshake() {
+  ERR_clear_error();
+  int rc = SSL_do_handshake(client_.ssl.get());
+  if (rc == 1) {
+    client_.handshake_done = true;
+    // The authority mints for any name the terminating rules cover, so a client could ask for another covered
+    // name than the tunnel's. Requests still go to the tunnel's host alone (the upstream's SNI and the Host check),
+    // but a client that believes it talks to another host is refused here rather than misled.
+    const char* name = SSL_get_servername(client_.ssl.get(), TLSEXT_NAMETYPE_host_name);
+    std::optional<std::string> normalised = name ? normalise_host(name) : std::nullopt;
+    if (normalised != config_.host) {
+      event({.kind = TerminatorEvent::Kind::tls_error,
+             .reason = "sandbox side: server name `" + std::string(name ? name : "").substr(0, 256) +
+                       "` is not the tunnel's host " + config_.host});
+      done_ = true;  // no request is read; the close_notify follows
+    }
+    return;
+  }
+  int code = SSL_get_error(client_.ssl.get(), rc);
+  if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE) {
+    if (client_.eof) {
+      event({.kind = TerminatorEvent::Kind::tls_error, .reason = "sandbox side: closed during the handshake"});
+      done_ = true;
+    }
+    return;
+  }
+  client_.failed = true;  // its alert, if any, is in client_.out for the caller to send
+  event({.kind = TerminatorEvent::Kind::tls_error,
+         .reason = "sandbox side handshake: " + openssl_error("SSL_do_handshake").message()});
+  done_ = true;
+}
+
+void HttpsTerminator::upstream_handshake() {
+  ERR_clear_error();
+  int rc = SSL_do_handshake(upstream_.ssl.get());
+  if (rc == 1) {
+    upstream_.handshake_done = true;
+    return;
+  }
+  int code = SSL_get_error(upstream_.ssl.get(), rc);
+  if ((code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE) && !upstream_.eof) return;
+  upstream_.failed = true;
+  long verify = SSL_get_verify_result(upstream_.ssl.get());
+  if (verify != X509_V_OK) {
+    ERR_clear_error();
+    std::string reason = X509_verify_cert_error_string(verify);
+    event({.kind = TerminatorEvent::Kind::upstream_certificate,
+           .reason = "the certificate of " + config_.host + " was refused: " + reason});
+    fail_upstream(json({{"error", "upstream_certificate"}, {"host", config_.host}, {"reason", reason}}));
+    return;
+  }
+  std::string reason = upstream_.eof ? std::string("the upstream closed during the handshake")
+                                     : openssl_error("SSL_do_handshake").message();
+  event({.kind = TerminatorEvent::Kind::tls_error, .reason = "upstream side handshake: " + reason});
+  fail_upstream(json({{"error", "upstream_tls"}, {"host", config_.host}, {"reason", reason}}));
+}
+
+void HttpsTerminator::read_plain(Side& side) {
+  // Decrypting never adds to what a direction holds (a record's plaintext is shorter than the record), so it needs
+  // no room check; what it makes waits in the plaintext buffer until it can move on.
+  std::string& into = &side == &client_ ? client_plain_ : upstream_plain_;
+  char buffer[kRecord];
+  for (;;) {
+    ERR_clear_error();
+    int n = SSL_read(side.ssl.get(), buffer, sizeof buffer);
+    if (n > 0) {
+      into.append(buffer, static_cast<size_t>(n));
+      continue;
+    }
+    int code = SSL_get_error(side.ssl.get(), n);
+    if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE) return;
+    if (code == SSL_ERROR_ZERO_RETURN) {  // close_notify: the peer's last byte
+      side.eof = true;
+      return;
+    }
+    side.failed = true;
+    side.eof = true;
+    std::string which = &side == &client_ ? "sandbox side" : "upstream side";
+    event({.kind = TerminatorEvent::Kind::tls_error, .reason = which + ": " + openssl_error("SSL_read").message()});
+    return;
+  }
+}
+
+void HttpsTerminator::write_plain(Side& side, std::string& from, size_t (HttpsTerminator::*held)() const) {
+  size_t written = 0;
+  while (written < from.size()) {
+    size_t chunk = std::min(from.size() - written, kRecord);
+    // Encrypting moves `chunk` bytes and adds a record's overhead: only when that still fits the bound.
+    if ((this->*held)() - written + kRecordOverhead > config_.max_buffered_bytes) break;
+    ERR_clear_error();
+    int n = SSL_write(side.ssl.get(), from.data() + written, static_cast<int>(chunk));
+    if (n <= 0) {
+      int code = SSL_get_error(side.ssl.get(), n);
+      if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE) break;
+      side.failed = true;
+      std::string which = &side == &client_ ? "sandbox side" : "upstream side";
+      event({.kind = TerminatorEvent::Kind::tls_error, .reason = which + ": " + openssl_error("SSL_write").message()});
+      finish();
+      break;
+    }
+    written += static_cast<size_t>(n);
+  }
+  from.erase(0, written);
+}
+
+void HttpsTerminator::process_requests() {
+  while (!done_ && request_ != RequestState::closed) {
+    if (request_ == RequestState::head) {
+      if (client_plain_.empty()) {
+        if (client_.eof) request_ = RequestState::closed;  // no further request; what is owed is still sent
+        return;
+      }
+      HeadParse parsed = parse_request_head(client_plain_, config_.max_head_bytes);
+      if (parsed.status == HeadStatus::incomplete) {
+        if (client_.eof) {
+          event({.kind = TerminatorEvent::Kind::refused, .reason = "the sandbox closed inside a request head"});
+          request_ = RequestState::closed;
+        }
+        return;
+      }
+      if (parsed.status != HeadStatus::complete) {
+        bool large = parsed.status == HeadStatus::too_large;
+        event({.kind = TerminatorEvent::Kind::refused, .reason = parsed.error});
+        refuse(large ? 431 : 400, large ? "Request Header Fields Too Large" : "Bad Request",
+               json({{"error", "bad_request"}, {"host", config_.host}, {"reason", parsed.error}}));
+        return;
+      }
+      std::string head_text(raw_head(client_plain_, parsed.consumed));
+      client_plain_.erase(0, parsed.consumed);
+      if (!decide(parsed.head, head_text)) return;
+      continue;
+    }
+    if (client_plain_.empty()) {
+      if (client_.eof) {  // the body was cut short: the upstream must not take it as complete
+        event({.kind = TerminatorEvent::Kind::refused, .reason = "the sandbox closed inside a request body"});
+        finish();
+      }
+      return;
+    }
+    size_t n = 0;
+    if (request_ == RequestState::body_length) {
+      n = static_cast<size_t>(std::min<uint64_t>(request_left_, client_plain_.size()));
+      request_left_ -= n;
+      if (request_left_ == 0) request_ = RequestState::head;
+    } else {
+      auto fed = request_chunks_.feed(client_plain_);
+      if (!fed) {
+        // Part of the body is upstream already: the upstream connection cannot be reused, so both end here.
+        event({.kind = TerminatorEvent::Kind::refused, .reason = "request body: " + fed.status().message()});
+        finish();
+        return;
+      }
+      n = *fed;
+      if (request_chunks_.done()) request_ = RequestState::head;
+    }
+    to_upstream_.append(client_plain_, 0, n);
+    client_plain_.erase(0, n);
+  }
+}
+
+bool HttpsTerminator::decide(const HttpRequestHead& head, std::string_view head_text) {
+  auto refuse_bad = [&](const std::string& reason, const std::string& method, const std::string& path) {
+    event({.kind = TerminatorEvent::Kind::refused, .method = method, .path = path, .reason = reason});
+    refuse(400, "Bad Request", json({{"error", "bad_request"}, {"host", config_.host}, {"reason", reason}}));
+    return false;
+  };
+  auto method = normalise_method(head.method);
+  if (!method) return refuse_bad("bad method: " + method.status().message(), "", "");
+  // A request through the tunnel names its resource in origin-form; the Host header must name the tunnel's host,
+  // or a server with several virtual hosts behind this certificate would answer for another one.
+  if (head.target.empty() || head.target[0] != '/') {
+    return refuse_bad("the request target is not in origin-form (\"/path\")", *method, "");
+  }
+  auto path = decode_request_path(head.target);
+  if (!path) return refuse_bad("request target: " + path.status().message(), *method, "");
+  if (head.count("host") != 1 || !names_host(*head.header("host"), config_.host, config_.port)) {
+    return refuse_bad("the request needs exactly one Host header naming " + config_.host, *method, *path);
+  }
+  if (head.header("upgrade") != nullptr) {
+    // A WebSocket or h2c would turn the connection into something else than HTTP/1.1 requests, which no rule
+    // could then decide.
+    event({.kind = TerminatorEvent::Kind::refused, .method = *method, .path = *path,
+           .reason = "Upgrade is not supported on a terminated connection"});
+    refuse(403, "Forbidden",
+           json({{"error", "upgrade_refused"}, {"host", config_.host}, {"method", *method}, {"path", *path}}));
+    return false;
+  }
+  auto framing = request_body_framing(head);
+  if (!framing) return refuse_bad("request framing: " + framing.status().message(), *method, *path);
+
+  const TerminatedRule* decided = nullptr;
+  for (size_t i = 0; i < config_.rules.size() && decided == nullptr; ++i) {
+    const HostRule& rule = *config_.rules[i].rule;
+    bool method_ok = rule.methods.empty() || std::find(rule.methods.begin(), rule.methods.end(), *method) !=
+                                                 rule.methods.end();
+    bool path_ok = globs_[i].empty() || std::any_of(globs_[i].begin(), globs_[i].end(),
+                                                    [&](const PathGlob& glob) { return glob.matches(*path); });
+    if (method_ok && path_ok) decided = &config_.rules[i];
+  }
+  if (decided == nullptr) {
+    // The connection ends after the 403: any body of the refused request would otherwise have to be read and
+    // skipped by its framing before the next request, for nothing the client could still use.
+    event({.kind = TerminatorEvent::Kind::denied, .method = *method, .path = *path, .rule = std::string(kNoRule)});
+    refuse(403, "Forbidden",
+           json({{"error", "policy_denied"}, {"host", config_.host}, {"method", *method}, {"path", *path},
+                {"rule", kNoRule}}));
+    return false;
+  }
+  const std::string& rule_text = decided->rule->text;
+  RewriteResult rewritten = rewrite_request_head(head_text, decided->bindings, config_.all_placeholders);
+  if (!rewritten.ok) {
+    event({.kind = TerminatorEvent::Kind::credential_refused, .method = *method, .path = *path, .rule = rule_text,
+           .credential = rewritten.refused_credential, .reason = rewritten.reason});
+    refuse(403, "Forbidden",
+           json({{"error", "credential_refused"}, {"host", config_.host}, {"method", *method}, {"path", *path},
+                {"credential", rewritten.refused_credential}, {"reason", rewritten.reason}}));
+    return false;
+  }
+  event({.kind = TerminatorEvent::Kind::allowed, .method = *method, .path = *path, .rule = rule_text});
+  for (const std::string& name : rewritten.replaced) {
+    event({.kind = TerminatorEvent::Kind::credential_used, .method = *method, .path = *path, .rule = rule_text,
+           .credential = name});
+  }
+  to_upstream_ += rewritten.head;
+  pending_.push_back({.local = false, .method = *method});
+  switch (framing->kind) {
+    case BodyKind::none: request_ = RequestState::head; break;
+    case BodyKind::length:
+      request_ = RequestState::body_length;
+      request_left_ = framing->length;
+      break;
+    case BodyKind::chunked:
+      request_ = RequestState::body_chunked;
+      request_chunks_ = ChunkedScanner();
+      break;
+  }
+  start_upstream();
+  return !done_;
+}
+
+void HttpsTerminator::refuse(int code, std::string_view reason_phrase, const std::string& body) {
+  // Redacted like the events: the reasons quoted in these bodies name places, never values, but a secret must not
+  // reach the sandbox even if one ever did.
+  pending_.push_back({.local = true, .response = error_response(code, reason_phrase, redact(body, all_bindings_))});
+  request_ = RequestState::closed;
+  client_plain_.clear();
+  emit_local_responses();
+}
+
+void HttpsTerminator::emit_local_responses() {
+  while (!pending_.empty() && pending_.front().local) {
+    to_client_ += pending_.front().response;
+    pending_.pop_front();
+  }
+}
+
+void HttpsTerminator::response_done() {
+  pending_.pop_front();
+  response_ = ResponseState::head;
+  response_started_ = false;
+  emit_local_responses();
+}
+
+void HttpsTerminator::process_responses() {
+  while (!done_ && !upstream_plain_.empty()) {
+    if (response_ == ResponseState::head) {
+      if (pending_.empty() || pending_.front().local) {
+        event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "upstream side: bytes no request asked for"});
+        finish();
+        return;
+      }
+      ResponseHeadParse parsed = parse_response_head(upstream_plain_, config_.max_head_bytes);
+      if (parsed.status == HeadStatus::incomplete) break;
+      Result<ResponseFraming> framing = Status::error(parsed.error);
+      if (parsed.status == HeadStatus::complete) {
+        framing = parsed.code == 101 ? Result<ResponseFraming>(Status::error("101 Switching Protocols unasked"))
+                                     : response_body_framing(parsed, pending_.front().method);
+      }
+      if (!framing) {
+        std::string reason = "bad response: " + framing.status().message();
+        event({.kind = TerminatorEvent::Kind::upstream_error, .method = pending_.front().method, .reason = reason});
+        fail_upstream(json({{"error", "upstream_response"}, {"host", config_.host}, {"reason", reason}}));
+        return;
+      }
+      to_client_.append(upstream_plain_, 0, parsed.consumed);
+      upstream_plain_.erase(0, parsed.consumed);
+      response_started_ = true;
+      if (parsed.code < 200) continue;  // interim (100 Continue, 103 Early Hints): the final one follows
+      switch (framing->kind) {
+        case ResponseBody::none: response_done(); break;
+        case ResponseBody::length:
+          response_ = ResponseState::body_length;
+          response_left_ = framing->length;
+          break;
+        case ResponseBody::chunked:
+          response_ = ResponseState::body_chunked;
+          response_chunks_ = ChunkedScanner();
+          break;
+        case ResponseBody::until_close: response_ = ResponseState::body_until_close; break;
+      }
+      continue;
+    }
+    size_t n = upstream_plain_.size();
+    if (response_ == ResponseState::body_length) {
+      n = static_cast<size_t>(std::min<uint64_t>(response_left_, n));
+      response_left_ -= n;
+    } else if (response_ == ResponseState::body_chunked) {
+      auto fed = response_chunks_.feed(upstream_plain_);
+      if (!fed) {
+        event({.kind = TerminatorEvent::Kind::upstream_error,
+               .reason = "bad response body: " + fed.status().message()});
+        finish();
+        return;
+      }
+      n = *fed;
+    }
+    to_client_.append(upstream_plain_, 0, n);
+    upstream_plain_.erase(0, n);
+    if ((response_ == ResponseState::body_length && response_left_ == 0) ||
+        (response_ == ResponseState::body_chunked && response_chunks_.done())) {
+      response_done();
+    }
+  }
+  if (done_ || !upstream_.eof || !upstream_plain_.empty()) return;
+  // The upstream's last byte: a response read until close ends here; any other one it still owed never comes.
+  if (response_ == ResponseState::body_until_close) response_done();
+  if (!pending_.empty() && !pending_.front().local) {
+    if (!response_started_) {
+      event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "upstream side: closed before its response"});
+      fail_upstream(json({{"error", "upstream_closed"}, {"host", config_.host}}));
+    } else {
+      event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "upstream side: closed inside a response"});
+      finish();
+    }
+    return;
+  }
+  request_ = RequestState::closed;  // nothing more can go upstream; the owed local answers still do
+}
+
+void HttpsTerminator::fail_upstream(const std::string& body) {
+  if (client_.handshake_done && !client_.failed && !response_started_) {
+    to_client_ += error_response(502, "Bad Gateway", redact(body, all_bindings_));
+  }
+  finish();
+}
+
+void HttpsTerminator::finish() {
+  if (done_) return;
+  done_ = true;
+  pending_.clear();
+  client_plain_.clear();
+  upstream_plain_.clear();
+  to_upstream_.clear();
+  if (upstream_started_ && upstream_.handshake_done && !upstream_.failed) {
+    ERR_clear_error();
+    SSL_shutdown(upstream_.ssl.get());
+  }
+}
+
+}  // namespace oishell::relay

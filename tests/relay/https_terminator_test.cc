@@ -1,0 +1,655 @@
+// Unit tests for runtime/relay/https_terminator.h, driven in one thread: a sandbox-side TLS client that trusts only
+// the sandbox's authority, the terminator, and an upstream TLS server whose certificate a second authority (the
+// test's "public CA", given to upstream_client_context as a PEM file) signed, all over memory BIOs. A bounded
+// number of steps moves the bytes between the three: a stall fails the test instead of hanging it.
+#include "runtime/relay/https_terminator.h"
+
+#include <openssl/err.h>
+#include <stdlib.h>
+
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "runtime/relay/tls_authority.h"
+#include "runtime/relay/tls_upstream.h"
+#include "tests/relay/tls_handshake.h"
+
+namespace oishell::relay {
+namespace {
+
+using testing::alpn_wire;
+using testing::authority;
+
+const std::string kHost = "api.example.test";
+const std::string kPlaceholder = "oishell-cred-github-0123456789abcdef0123456789abcdef";
+const std::string kSecret = "ghp_S3cr3tG1thubT0ken";
+const std::string kDenied = "no rule allows this method and path";
+
+class TempDir {
+ public:
+  TempDir() {
+    char path[] = "/tmp/oishell-terminator-test-XXXXXX";
+    if (mkdtemp(path) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = path;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::string file = path_ + "/" + name;
+    std::ofstream(file) << text;
+    return file;
+  }
+
+ private:
+  std::string path_;
+};
+
+// One TLS endpoint of the test (the sandbox's client or the upstream server) over memory BIOs, with a plaintext
+// outbox written as the peer's window allows and everything it read kept.
+struct Peer {
+  SslPtr ssl;
+  BIO* in = nullptr;
+  BIO* out = nullptr;
+  std::string outbox;
+  std::string received;
+  bool handshake_done = false;
+  bool failed = false;
+  bool closed = false;  // close_notify received
+  std::string error;
+
+  void attach(SSL_CTX* context, bool server) {
+    ssl.reset(SSL_new(context));
+    ASSERT_TRUE(ssl);
+    in = BIO_new(BIO_s_mem());
+    out = BIO_new(BIO_s_mem());
+    SSL_set_bio(ssl.get(), in, out);
+    if (server) {
+      SSL_set_accept_state(ssl.get());
+    } else {
+      SSL_set_connect_state(ssl.get());
+    }
+  }
+
+  void step() {
+    if (failed || !ssl) return;
+    ERR_clear_error();
+    if (!handshake_done) {
+      int rc = SSL_do_handshake(ssl.get());
+      if (rc == 1) {
+        handshake_done = true;
+      } else {
+        int code = SSL_get_error(ssl.get(), rc);
+        if (code != SSL_ERROR_WANT_READ && code != SSL_ERROR_WANT_WRITE) {
+          failed = true;
+          error = openssl_error("SSL_do_handshake").message();
+        }
+        return;
+      }
+    }
+    // Writes only while little is pending, like a socket's send buffer.
+    while (!outbox.empty() && BIO_ctrl_pending(out) < 64 * 1024) {
+      int n = SSL_write(ssl.get(), outbox.data(), static_cast<int>(std::min<size_t>(outbox.size(), 16384)));
+      if (n <= 0) break;
+      outbox.erase(0, static_cast<size_t>(n));
+    }
+    char buffer[16384];
+    for (;;) {
+      int n = SSL_read(ssl.get(), buffer, sizeof buffer);
+      if (n > 0) {
+        received.append(buffer, static_cast<size_t>(n));
+        continue;
+      }
+      int code = SSL_get_error(ssl.get(), n);
+      if (code == SSL_ERROR_ZERO_RETURN) closed = true;
+      if (code != SSL_ERROR_WANT_READ && code != SSL_ERROR_WANT_WRITE && code != SSL_ERROR_ZERO_RETURN) {
+        failed = true;
+        error = openssl_error("SSL_read").message();
+      }
+      break;
+    }
+  }
+};
+
+// A scripted upstream reply: sent once `marker` appears in what the upstream received after the previous marker.
+struct Reply {
+  std::string marker;
+  std::string response;
+  bool close_after = false;  // the upstream closes its connection once the response is written
+};
+
+HostRule rule(const std::string& text, std::vector<std::string> methods, std::vector<std::string> paths) {
+  auto parsed = HostRule::parse(kHost + ":443");
+  EXPECT_TRUE(parsed.is_ok());
+  HostRule r = parsed.is_ok() ? parsed.value() : HostRule();
+  r.tls = HostRule::Tls::terminate;
+  r.methods = std::move(methods);
+  r.paths = std::move(paths);
+  r.text = text;
+  return r;
+}
+
+CredentialBinding github() { return {"github", kPlaceholder, kSecret, "Authorization", "Bearer"}; }
+
+enum class UpstreamCert { trusted, other_name, untrusted_ca };
+
+class Harness {
+ public:
+  // `rules` with, per rule, whether it declares the github credential.
+  Harness(std::vector<HostRule> rules, std::vector<bool> with_credential = {}, size_t max_buffered = 1 << 20,
+          UpstreamCert cert = UpstreamCert::trusted)
+      : rules_(std::move(rules)) {
+    sandbox_ca_ = authority({kHost, "www.example.test"});
+    public_ca_ = authority({kHost, "other.example.test"});
+    rogue_ca_ = authority({kHost});
+    if (!sandbox_ca_ || !public_ca_ || !rogue_ca_) return;
+    auto upstream_ctx = upstream_client_context(dir_.write("public-ca.pem", public_ca_->certificate_pem()));
+    EXPECT_TRUE(upstream_ctx.is_ok()) << upstream_ctx.status().message();
+    upstream_ctx_ = std::move(upstream_ctx).value();
+
+    TerminatorConfig config;
+    config.authority = sandbox_ca_.get();
+    config.upstream_ctx = upstream_ctx_.get();
+    config.host = kHost;
+    config.port = 443;
+    config.max_buffered_bytes = max_buffered;
+    for (size_t i = 0; i < rules_.size(); ++i) {
+      TerminatedRule terminated{&rules_[i], {}};
+      if (i < with_credential.size() && with_credential[i]) terminated.bindings.push_back(github());
+      config.rules.push_back(terminated);
+    }
+    config.all_placeholders = {kPlaceholder};
+    auto made = HttpsTerminator::create(std::move(config));
+    EXPECT_TRUE(made.is_ok()) << made.status().message();
+    if (!made) return;
+    terminator = std::move(made).value();
+
+    // The sandbox's client: trusts the sandbox's authority alone, names the host, offers http/1.1.
+    client_ctx_.reset(SSL_CTX_new(TLS_client_method()));
+    SSL_CTX_set_verify(client_ctx_.get(), SSL_VERIFY_PEER, nullptr);
+    X509Ptr ca = testing::parse_pem(sandbox_ca_->certificate_pem());
+    X509_STORE_add_cert(SSL_CTX_get_cert_store(client_ctx_.get()), ca.get());
+    client.attach(client_ctx_.get(), false);
+    SSL_set_tlsext_host_name(client.ssl.get(), kHost.c_str());
+    SSL_set1_host(client.ssl.get(), kHost.c_str());
+    std::string alpn = alpn_wire({"http/1.1"});
+    SSL_set_alpn_protos(client.ssl.get(), reinterpret_cast<const unsigned char*>(alpn.data()),
+                        static_cast<unsigned>(alpn.size()));
+
+    // The upstream server: a leaf of the public CA for the host, or for another name, or from a rogue CA.
+    if (cert == UpstreamCert::other_name) {
+      auto leaf = public_ca_->leaf_for("other.example.test");
+      EXPECT_TRUE(leaf.is_ok());
+      server_ctx_.reset(SSL_CTX_new(TLS_server_method()));
+      SSL_CTX_use_certificate(server_ctx_.get(), (*leaf)->certificate.get());
+      SSL_CTX_use_PrivateKey(server_ctx_.get(), (*leaf)->key.get());
+    } else {
+      auto context = (cert == UpstreamCert::trusted ? public_ca_ : rogue_ca_)->server_context();
+      EXPECT_TRUE(context.is_ok());
+      server_ctx_ = std::move(context).value();
+    }
+    upstream.attach(server_ctx_.get(), true);
+  }
+
+  // Moves bytes until `done` holds or the terminator finished (and everything was delivered), at most
+  // `max_steps` steps. `link`: the most bytes a step takes out of the terminator towards each peer (a slow
+  // network), while the peers feed it as much as it has room for, so that its buffers fill up to the bound.
+  // Records the terminator's buffered bytes after every move.
+  bool run(const std::function<bool()>& done, size_t link = 1 << 20, int max_steps = 20000) {
+    if (!terminator) return false;
+    for (int step = 0; step < max_steps; ++step) {
+      client.step();
+      upstream_step();
+      // sandbox -> terminator, no more than it has room for
+      size_t n = std::min(BIO_ctrl_pending(client.out), terminator->client_input_room());
+      if (n > 0) terminator->from_client(read_bio(client.out, n));
+      check_bound();
+      std::string to_client = terminator->take_to_client(link);
+      BIO_write(client.in, to_client.data(), static_cast<int>(to_client.size()));
+      check_bound();
+      if (terminator->upstream_started()) {
+        n = std::min(BIO_ctrl_pending(upstream.out), terminator->upstream_input_room());
+        if (n > 0) terminator->from_upstream(read_bio(upstream.out, n));
+        check_bound();
+        std::string to_upstream = terminator->take_to_upstream(link);
+        BIO_write(upstream.in, to_upstream.data(), static_cast<int>(to_upstream.size()));
+        check_bound();
+        if (upstream_closing_ && upstream.outbox.empty() && BIO_ctrl_pending(upstream.out) == 0 &&
+            !upstream_closed_) {
+          upstream_closed_ = true;
+          terminator->upstream_closed();
+        }
+      }
+      for (TerminatorEvent& e : terminator->take_events()) events.push_back(std::move(e));
+      client.step();
+      if (done()) return true;
+      // Finished: the relay closes both sockets, whatever the peers still meant to send; the client has read
+      // everything it was sent.
+      if (terminator->finished() && BIO_ctrl_pending(client.in) == 0) {
+        return done();
+      }
+    }
+    ADD_FAILURE() << "no outcome after " << max_steps << " steps";
+    return false;
+  }
+
+  bool run_until_finished(size_t link = 1 << 20) {
+    return run([] { return false; }, link) || terminator->finished();
+  }
+
+  std::deque<Reply> replies;
+  std::unique_ptr<HttpsTerminator> terminator;
+  Peer client;
+  Peer upstream;
+  std::vector<TerminatorEvent> events;
+  size_t max_seen_to_upstream = 0;
+  size_t max_seen_to_client = 0;
+
+ private:
+  static std::string read_bio(BIO* bio, size_t n) {
+    std::string bytes(n, '\0');
+    int got = BIO_read(bio, bytes.data(), static_cast<int>(n));
+    bytes.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    return bytes;
+  }
+
+  void check_bound() {
+    max_seen_to_upstream = std::max(max_seen_to_upstream, terminator->buffered_to_upstream());
+    max_seen_to_client = std::max(max_seen_to_client, terminator->buffered_to_client());
+  }
+
+  void upstream_step() {
+    upstream.step();
+    while (!replies.empty() && !upstream_closing_) {
+      size_t at = upstream.received.find(replies.front().marker, searched_);
+      if (at == std::string::npos) break;
+      searched_ = at + replies.front().marker.size();
+      upstream.outbox += replies.front().response;
+      upstream_closing_ = replies.front().close_after;
+      replies.pop_front();
+    }
+    upstream.step();
+  }
+
+  std::vector<HostRule> rules_;
+  TempDir dir_;
+  std::unique_ptr<TlsAuthority> sandbox_ca_, public_ca_, rogue_ca_;
+  SslCtxPtr upstream_ctx_, client_ctx_, server_ctx_;
+  size_t searched_ = 0;
+  bool upstream_closing_ = false;
+  bool upstream_closed_ = false;
+};
+
+std::string forbidden(const std::string& body) {
+  return "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+std::string denied_body(const std::string& method, const std::string& path) {
+  return R"({"error":"policy_denied","host":"api.example.test","method":")" + method + R"(","path":")" + path +
+         R"(","rule":")" + kDenied + R"("})";
+}
+
+std::vector<HostRule> read_only_repos() {
+  return {rule("allow api.example.test (GET /repos/**)", {"GET"}, {"/repos/**"})};
+}
+
+const std::string kGetRepo = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+const std::string kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+TEST(HttpsTerminator, GetAllowedReachesTheUpstreamAndItsResponseComesBack) {
+  Harness h(read_only_repos());
+  h.replies.push_back({"\r\n\r\n", kOk});
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run([&] { return h.client.received == kOk; })) << h.client.received;
+  EXPECT_EQ(kGetRepo, h.upstream.received);
+  ASSERT_EQ(1u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::allowed, h.events[0].kind);
+  EXPECT_EQ("GET", h.events[0].method);
+  EXPECT_EQ("/repos/a/b", h.events[0].path);
+  EXPECT_EQ("allow api.example.test (GET /repos/**)", h.events[0].rule);
+  EXPECT_FALSE(h.terminator->finished());  // kept alive for the next request
+}
+
+TEST(HttpsTerminator, PostToTheSamePathIsDeniedWithA403AndTheConnectionEnds) {
+  Harness h(read_only_repos());
+  h.client.outbox = "POST /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nContent-Length: 3\r\n\r\nabc";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ(forbidden(denied_body("POST", "/repos/a/b")), h.client.received);
+  EXPECT_TRUE(h.client.closed);  // close_notify after the 403
+  EXPECT_FALSE(h.terminator->upstream_started());  // a refused request never reaches the upstream
+  ASSERT_EQ(1u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::denied, h.events[0].kind);
+  EXPECT_EQ("POST", h.events[0].method);
+  EXPECT_EQ("/repos/a/b", h.events[0].path);
+}
+
+TEST(HttpsTerminator, EveryKeptAliveRequestIsCheckedInOrder) {
+  Harness h(read_only_repos());
+  h.replies.push_back({"\r\n\r\n", kOk});
+  // Pipelined: the second request arrives before the first is answered; its 403 follows the first's response.
+  h.client.outbox = kGetRepo + "GET /admin/users HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ(kOk + forbidden(denied_body("GET", "/admin/users")), h.client.received);
+  EXPECT_EQ(kGetRepo, h.upstream.received);
+  ASSERT_EQ(2u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::allowed, h.events[0].kind);
+  EXPECT_EQ(TerminatorEvent::Kind::denied, h.events[1].kind);
+  EXPECT_EQ("/admin/users", h.events[1].path);
+}
+
+TEST(HttpsTerminator, SecondKeptAliveRequestAllowedAfterTheFirstResponse) {
+  Harness h(read_only_repos());
+  h.replies.push_back({"\r\n\r\n", kOk});
+  h.replies.push_back({"\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"});
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run([&] { return h.client.received == kOk; }));
+  h.client.outbox = "GET /repos/c/d HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+  std::string expected = kOk + "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+  ASSERT_TRUE(h.run([&] { return h.client.received == expected; })) << h.client.received;
+  EXPECT_EQ(kGetRepo + "GET /repos/c/d HTTP/1.1\r\nHost: api.example.test\r\n\r\n", h.upstream.received);
+}
+
+TEST(HttpsTerminator, SandboxClosingGetsWhatIsOwedThenTheConnectionEnds) {
+  Harness h(read_only_repos());
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run([&] { return h.upstream.received == kGetRepo; }));
+  h.terminator->client_closed();  // its last byte was the request: the response is still owed
+  EXPECT_FALSE(h.terminator->finished());
+  h.upstream.outbox = kOk;
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ(kOk, h.client.received);
+  EXPECT_TRUE(h.terminator->finished());
+}
+
+TEST(HttpsTerminator, UpstreamClosingBeforeItsResponseIsA502) {
+  Harness h(read_only_repos());
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run([&] { return h.upstream.received == kGetRepo; }));
+  h.terminator->upstream_closed();
+  ASSERT_TRUE(h.run_until_finished());
+  ASSERT_EQ(2u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::upstream_error, h.events[1].kind);
+  std::string body = R"({"error":"upstream_closed","host":"api.example.test"})";
+  EXPECT_EQ("HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body,
+            h.client.received);
+}
+
+std::vector<HostRule> with_token() {
+  return {rule("allow api.example.test (token)", {"GET"}, {"/repos/**"})};
+}
+
+TEST(HttpsTerminator, PlaceholderInItsHeaderIsReplacedBySecretUpstreamOnly) {
+  Harness h(with_token(), {true});
+  h.replies.push_back({"\r\n\r\n", kOk});
+  h.client.outbox = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer " + kPlaceholder +
+                    "\r\n\r\n";
+  ASSERT_TRUE(h.run([&] { return h.client.received == kOk; })) << h.client.received;
+  EXPECT_EQ("GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer " + kSecret + "\r\n\r\n",
+            h.upstream.received);
+  EXPECT_EQ(std::string::npos, h.client.received.find(kSecret));
+  ASSERT_EQ(2u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::credential_used, h.events[1].kind);
+  EXPECT_EQ("github", h.events[1].credential);
+  for (const TerminatorEvent& e : h.events) {
+    for (const std::string* field : {&e.method, &e.path, &e.rule, &e.credential, &e.reason}) {
+      EXPECT_EQ(std::string::npos, field->find(kSecret));
+    }
+  }
+}
+
+TEST(HttpsTerminator, PlaceholderInTheQueryIsRefusedNamingTheCredential) {
+  Harness h(with_token(), {true});
+  h.client.outbox = "GET /repos/a/b?access_token=" + kPlaceholder + " HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_FALSE(h.terminator->upstream_started());
+  EXPECT_NE(std::string::npos, h.client.received.find("HTTP/1.1 403 Forbidden\r\n")) << h.client.received;
+  EXPECT_NE(std::string::npos,
+            h.client.received.find(R"({"error":"credential_refused","host":"api.example.test","method":"GET",)"
+                                   R"("path":"/repos/a/b","credential":"github","reason":")"))
+      << h.client.received;
+  EXPECT_EQ(std::string::npos, h.client.received.find(kSecret));
+  ASSERT_EQ(1u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::credential_refused, h.events[0].kind);
+  EXPECT_EQ("github", h.events[0].credential);
+  EXPECT_EQ(std::string::npos, h.events[0].reason.find(kSecret));
+}
+
+TEST(HttpsTerminator, CredentialOfAnotherRuleIsNotAddedAndItsPlaceholderRefused) {
+  // The first rule (no credential) decides GET; the token belongs to the POST rule only.
+  Harness h({rule("allow GET", {"GET"}, {"/repos/**"}), rule("allow POST", {"POST"}, {"/repos/**"})}, {false, true});
+  h.client.outbox = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer " + kPlaceholder +
+                    "\r\n\r\n";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_FALSE(h.terminator->upstream_started());
+  EXPECT_NE(std::string::npos, h.client.received.find(R"("error":"credential_refused")")) << h.client.received;
+}
+
+void expect_upstream_certificate_refused(UpstreamCert cert, const std::string& reason) {
+  Harness h(read_only_repos(), {}, 1 << 20, cert);
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run_until_finished());
+  std::string body = R"({"error":"upstream_certificate","host":"api.example.test","reason":")" + reason + R"("})";
+  EXPECT_EQ("HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body,
+            h.client.received);
+  EXPECT_TRUE(h.upstream.received.empty());  // not a byte of the request reached it
+  ASSERT_EQ(2u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::allowed, h.events[0].kind);
+  EXPECT_EQ(TerminatorEvent::Kind::upstream_certificate, h.events[1].kind);
+  EXPECT_EQ("the certificate of api.example.test was refused: " + reason, h.events[1].reason);
+}
+
+TEST(HttpsTerminator, UpstreamCertificateForAnotherNameIsA502) {
+  expect_upstream_certificate_refused(UpstreamCert::other_name, "hostname mismatch");
+}
+
+TEST(HttpsTerminator, UpstreamCertificateFromAnUntrustedCaIsA502) {
+  expect_upstream_certificate_refused(UpstreamCert::untrusted_ca, "unable to get local issuer certificate");
+}
+
+constexpr size_t kBound = 256 * 1024;
+constexpr size_t kLink = 8 * 1024;  // a slow wire: buffers fill, so the bound is what limits them
+
+TEST(HttpsTerminator, ChunkedUploadStreamsWithinTheBound) {
+  Harness h({rule("allow PUT", {"PUT"}, {"/upload"})}, {}, kBound);
+  std::string head = "PUT /upload HTTP/1.1\r\nHost: api.example.test\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string body;
+  std::string chunk(10000, 'u');
+  for (int i = 0; i < 400; ++i) body += "2710\r\n" + chunk + "\r\n";  // 4 MB
+  body += "0\r\n\r\n";
+  h.replies.push_back({"\r\n0\r\n\r\n", kOk});
+  h.client.outbox = head + body;
+  ASSERT_TRUE(h.run([&] { return h.client.received == kOk; }, kLink, 200000)) << h.client.received;
+  EXPECT_TRUE(h.upstream.received == head + body) << h.upstream.received.size() << " of " << (head + body).size();
+  EXPECT_LE(h.max_seen_to_upstream, kBound);
+  EXPECT_GT(h.max_seen_to_upstream, kBound / 2);  // the bound, not the wire, limited it
+  EXPECT_LE(h.max_seen_to_client, kBound);
+}
+
+TEST(HttpsTerminator, ContentLengthDownloadStreamsWithinTheBound) {
+  Harness h(read_only_repos(), {}, kBound);
+  std::string body(3 * 1024 * 1024 + 17, 'd');
+  std::string response = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  h.replies.push_back({"\r\n\r\n", response});
+  h.replies.push_back({"\r\n\r\n", kOk});
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run([&] { return h.client.received.size() >= response.size(); }, kLink, 200000));
+  EXPECT_TRUE(h.client.received == response) << h.client.received.size();
+  EXPECT_LE(h.max_seen_to_client, kBound);
+  EXPECT_GT(h.max_seen_to_client, kBound / 2);
+  // The response's end was found by its length: the next request is taken on the same connection.
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run([&] { return h.client.received == response + kOk; }));
+}
+
+TEST(HttpsTerminator, HeadAnd204HaveNoBodyAndTheConnectionGoesOn) {
+  Harness h({rule("allow", {"GET", "HEAD"}, {"/repos/**"})});
+  std::string head_response = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";  // HEAD: the length, no body
+  std::string no_content = "HTTP/1.1 204 No Content\r\n\r\n";
+  std::string last = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ndone";
+  h.replies.push_back({"\r\n\r\n", head_response});
+  h.replies.push_back({"\r\n\r\n", no_content});
+  h.replies.push_back({"\r\n\r\n", last});
+  h.client.outbox = "HEAD /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+  ASSERT_TRUE(h.run([&] { return h.client.received == head_response; }));
+  h.client.outbox = "GET /repos/x HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+  ASSERT_TRUE(h.run([&] { return h.client.received == head_response + no_content; }));
+  h.client.outbox = "GET /repos/y HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+  ASSERT_TRUE(h.run([&] { return h.client.received == head_response + no_content + last; })) << h.client.received;
+  EXPECT_EQ(3u, h.events.size());
+}
+
+TEST(HttpsTerminator, InterimResponseIsForwardedAndTheFinalOneFollows) {
+  Harness h({rule("allow", {"POST"}, {"/repos/**"})});
+  std::string response = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n";
+  h.replies.push_back({"abc", response});
+  h.replies.push_back({"\r\n\r\n", kOk});
+  h.client.outbox = "POST /repos/a HTTP/1.1\r\nHost: api.example.test\r\nContent-Length: 3\r\n\r\nabc";
+  ASSERT_TRUE(h.run([&] { return h.client.received == response; }));
+  h.client.outbox = "POST /repos/b HTTP/1.1\r\nHost: api.example.test\r\nContent-Length: 0\r\n\r\n";
+  ASSERT_TRUE(h.run([&] { return h.client.received == response + kOk; }));
+}
+
+TEST(HttpsTerminator, ResponseWithoutFramingRunsUntilTheUpstreamCloses) {
+  Harness h(read_only_repos());
+  h.replies.push_back({"\r\n\r\n", "HTTP/1.1 200 OK\r\n\r\nall of it", true});
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ("HTTP/1.1 200 OK\r\n\r\nall of it", h.client.received);
+  EXPECT_TRUE(h.client.closed);
+}
+
+TEST(HttpsTerminator, UpgradeIsRefused) {
+  Harness h(read_only_repos());
+  h.client.outbox = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nConnection: Upgrade\r\n"
+                    "Upgrade: websocket\r\n\r\n";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ(forbidden(R"({"error":"upgrade_refused","host":"api.example.test","method":"GET","path":"/repos/a/b"})"),
+            h.client.received);
+  EXPECT_FALSE(h.terminator->upstream_started());
+}
+
+TEST(HttpsTerminator, MalformedFramingAndAnotherHostAreRefusedWith400) {
+  for (const std::string& request : {
+           std::string("POST /repos/a HTTP/1.0\r\nHost: api.example.test\r\nTransfer-Encoding: chunked\r\n\r\n"),
+           std::string("GET /repos/a HTTP/1.1\r\nHost: api.example.test\r\nContent-Length: 1\r\n"
+                       "Content-Length: 2\r\n\r\n"),
+           std::string("GET /repos/a HTTP/1.1\r\nHost: evil.example.test\r\n\r\n"),
+           std::string("GET http://api.example.test/repos/a HTTP/1.1\r\nHost: api.example.test\r\n\r\n"),
+       }) {
+    Harness h({rule("allow", {}, {})});
+    h.client.outbox = request;
+    ASSERT_TRUE(h.run_until_finished());
+    EXPECT_EQ(0u, h.client.received.find("HTTP/1.1 400 Bad Request\r\n")) << request << h.client.received;
+    EXPECT_FALSE(h.terminator->upstream_started()) << request;
+  }
+}
+
+TEST(HttpsTerminator, HostWithAnotherPortIsRefusedAndTheTunnelsPortAccepted) {
+  {
+    Harness h(read_only_repos());
+    h.client.outbox = "GET /repos/a HTTP/1.1\r\nHost: api.example.test:8443\r\n\r\n";
+    ASSERT_TRUE(h.run_until_finished());
+    EXPECT_EQ(0u, h.client.received.find("HTTP/1.1 400 Bad Request\r\n")) << h.client.received;
+  }
+  Harness h(read_only_repos());
+  h.replies.push_back({"\r\n\r\n", kOk});
+  h.client.outbox = "GET /repos/a HTTP/1.1\r\nHost: API.example.test:443\r\n\r\n";
+  ASSERT_TRUE(h.run([&] { return h.client.received == kOk; })) << h.client.received;
+}
+
+TEST(HttpsTerminator, HeadLargerThanTheLimitIsA431) {
+  Harness h({rule("allow", {}, {})});
+  h.client.outbox = "GET /repos/a HTTP/1.1\r\nHost: api.example.test\r\nX-Big: " + std::string(70 * 1024, 'b') +
+                    "\r\n\r\n";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ(0u, h.client.received.find("HTTP/1.1 431 Request Header Fields Too Large\r\n")) << h.client.received;
+  EXPECT_FALSE(h.terminator->upstream_started());
+}
+
+TEST(HttpsTerminator, BadChunkedResponseEndsTheConnection) {
+  Harness h(read_only_repos());
+  h.replies.push_back({"\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n"});
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run_until_finished());
+  // The head went through before the body showed it was broken: the client sees a truncated response and the end.
+  EXPECT_EQ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", h.client.received);
+  ASSERT_EQ(2u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::upstream_error, h.events[1].kind);
+  EXPECT_NE(std::string::npos, h.events[1].reason.find("bad response body")) << h.events[1].reason;
+}
+
+TEST(HttpsTerminator, UnsolicitedUpstreamBytesEndTheConnection) {
+  Harness h(read_only_repos());
+  h.replies.push_back({"\r\n\r\n", kOk + "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nextra"});
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ(kOk, h.client.received);  // the extra response never reaches the client
+  ASSERT_EQ(2u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::upstream_error, h.events[1].kind);
+}
+
+TEST(HttpsTerminator, H2OnlyClientFailsTheHandshakeWithAnEvent) {
+  Harness h(read_only_repos());
+  std::string alpn = alpn_wire({"h2"});
+  SSL_set_alpn_protos(h.client.ssl.get(), reinterpret_cast<const unsigned char*>(alpn.data()),
+                      static_cast<unsigned>(alpn.size()));
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_TRUE(h.client.failed);
+  EXPECT_FALSE(h.terminator->upstream_started());
+  ASSERT_EQ(1u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::tls_error, h.events[0].kind);
+  EXPECT_NE(std::string::npos, h.events[0].reason.find("sandbox side handshake")) << h.events[0].reason;
+}
+
+TEST(HttpsTerminator, ClientNamingAnotherHostOfTheAuthorityIsRefused) {
+  Harness h(read_only_repos());
+  // www.example.test has a leaf of the sandbox's authority too, but this tunnel goes to api.example.test.
+  SSL_set_tlsext_host_name(h.client.ssl.get(), "www.example.test");
+  SSL_set1_host(h.client.ssl.get(), "www.example.test");
+  h.client.outbox = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ("", h.client.received);
+  EXPECT_TRUE(h.client.closed);
+  EXPECT_FALSE(h.terminator->upstream_started());
+  ASSERT_EQ(1u, h.events.size());
+  EXPECT_EQ(TerminatorEvent::Kind::tls_error, h.events[0].kind);
+  EXPECT_EQ("sandbox side: server name `www.example.test` is not the tunnel's host api.example.test",
+            h.events[0].reason);
+}
+
+TEST(HttpsTerminator, DotSegmentsAreDecidedOnTheDecodedPath) {
+  Harness h(read_only_repos());
+  h.client.outbox = "GET /repos/%2e%2e/admin HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_EQ(forbidden(denied_body("GET", "/admin")), h.client.received);
+}
+
+TEST(HttpsTerminator, CreateRefusesARuleThatDoesNotTerminate) {
+  auto sandbox_ca = authority({kHost});
+  ASSERT_TRUE(sandbox_ca);
+  auto upstream_ctx = upstream_client_context("");
+  ASSERT_TRUE(upstream_ctx.is_ok());
+  HostRule plain = rule("allow api.example.test", {}, {});
+  plain.tls = HostRule::Tls::passthrough;
+  TerminatorConfig config;
+  config.authority = sandbox_ca.get();
+  config.upstream_ctx = upstream_ctx->get();
+  config.host = kHost;
+  config.rules = {{&plain, {}}};
+  auto made = HttpsTerminator::create(config);
+  ASSERT_FALSE(made.is_ok());
+  EXPECT_NE(std::string::npos, made.status().message().find("does not terminate TLS")) << made.status().message();
+}
+
+}  // namespace
+}  // namespace oishell::relay
