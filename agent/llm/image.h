@@ -11,6 +11,8 @@
 
 #include "agent/message.h"
 
+#include "base/base64.h"
+
 namespace oishell::agent {
 
 struct ImageInfo {
@@ -22,8 +24,7 @@ struct ImageInfo {
 // The format by magic bytes, and the size from the header when it is there. nullopt: not one of the four.
 std::optional<ImageInfo> sniff_image(std::string_view bytes);
 
-std::string base64_encode(std::string_view bytes);
-// Decodes up to `max_bytes` of output (the header is enough to sniff); invalid characters end the decoding.
+// Encoding: base64_encode (base/base64.h). Decodes up to `max_bytes` of output (the header is enough to sniff); invalid characters end the decoding.
 std::string base64_decode(std::string_view text, size_t max_bytes = SIZE_MAX);
 
 // An image message whose content is base64 data of a known format ("base64.png", "base64.jpeg", ...).

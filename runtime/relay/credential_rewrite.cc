@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "runtime/relay/base64.h"
+#include "base/base64.h"
 
 namespace oishell::relay {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/relay/base64.h"
+#include "base/base64.h"
 
 namespace oishell::relay {
 namespace {

@@ -1,9 +1,9 @@
-// Unit tests for runtime/relay/base64.h: the RFC 4648 test vectors, and what decoding accepts and refuses.
-#include "runtime/relay/base64.h"
+// Unit tests for base/base64.h: the RFC 4648 test vectors, and what decoding accepts and refuses.
+#include "base/base64.h"
 
 #include <gtest/gtest.h>
 
-namespace oishell::relay {
+namespace oishell {
 namespace {
 
 TEST(Base64, Rfc4648Vectors) {
@@ -44,4 +44,4 @@ TEST(Base64, Refused) {
 }
 
 }  // namespace
-}  // namespace oishell::relay
+}  // namespace oishell

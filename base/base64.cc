@@ -1,9 +1,9 @@
-// Base64 encoding and decoding (runtime/relay/base64.h).
-#include "runtime/relay/base64.h"
+// Base64 encoding and decoding (base/base64.h).
+#include "base/base64.h"
 
 #include <cstdint>
 
-namespace oishell::relay {
+namespace oishell {
 namespace {
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -64,4 +64,4 @@ std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
-}  // namespace oishell::relay
+}  // namespace oishell
