@@ -1,6 +1,7 @@
 // Request paths, path globs and method names for the HTTP rules of a `tls: terminate` host (policy/http_path.h).
 // Pure functions: no syscalls.
 #include "policy/http_path.h"
+#include "policy/http_token.h"
 
 #include <algorithm>
 
@@ -12,20 +13,6 @@ constexpr size_t kMaxMethodChars = 32;
 constexpr size_t kMaxShownChars = 160;
 
 bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
-
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-char ascii_upper(char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
-}
-
-// RFC 9110 5.6.2 tchar.
-bool is_tchar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';

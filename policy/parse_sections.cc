@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "policy/http_path.h"
+#include "policy/http_token.h"
 #include "policy/parse_util.h"
 #include "policy/paths.h"
 #include "policy/units.h"
@@ -22,13 +23,6 @@ struct HttpsKeys {
   std::string first_key;
   bool ok = true;
 };
-
-bool is_token(std::string_view text) {
-  static constexpr std::string_view kTchar = "!#$%&'*+-.^_`|~";
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || kTchar.find(c) != std::string_view::npos;
-  });
-}
 
 bool is_credential_name(std::string_view name) {
   return !name.empty() && name.size() <= 32 && (std::islower(static_cast<unsigned char>(name[0])) ||

@@ -1,6 +1,7 @@
 // Credential placeholders replaced by their secrets in the one header they are bound to, found and refused
 // everywhere else in a request head; secrets redacted from text (runtime/relay/credential_rewrite.h).
 #include "runtime/relay/credential_rewrite.h"
+#include "policy/http_token.h"
 
 #include <algorithm>
 #include <optional>
@@ -17,26 +18,12 @@ constexpr size_t kPlaceholderHexDigits = 32;
 constexpr int kMaxDecodeRounds = 8;
 constexpr size_t kMaxShownName = 64;
 
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
-}
-
 bool is_ows(char c) { return c == ' ' || c == '\t'; }
 
 bool is_control(char c) {
   auto u = static_cast<unsigned char>(c);
   return u < 0x20 || u == 0x7f;
 }
-
-bool is_tchar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar); }
 
 bool is_base64_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||

@@ -1,4 +1,5 @@
 #include "runtime/relay/http_parser.h"
+#include "policy/http_token.h"
 
 #include <algorithm>
 #include <charconv>
@@ -11,19 +12,6 @@ namespace {
 constexpr size_t kMaxRequestLine = 8 * 1024;
 constexpr size_t kMaxChunkLine = 4 * 1024;
 
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
-}
-
-bool is_tchar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar); }
 
 // Control characters other than HTAB: 0x00-0x08, 0x0a-0x1f and DEL.
 bool is_forbidden_in_value(char c) {

@@ -1,5 +1,6 @@
 // TunnelInspector: see tunnel_inspect.h.
 #include "runtime/relay/tunnel_inspect.h"
+#include "policy/http_token.h"
 
 #include <algorithm>
 
@@ -11,17 +12,10 @@ namespace {
 
 constexpr size_t kQuote = 256;  // the most of a client's text quoted in a reason
 
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), ascii_lower);
   return out;
-}
-
-bool is_tchar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
 // Printable for a reason: the first bytes, control and non-ASCII bytes as \xNN.

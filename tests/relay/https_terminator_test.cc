@@ -22,6 +22,7 @@
 namespace oishell::relay {
 namespace {
 
+using testing::TempDir;
 using testing::alpn_wire;
 using testing::authority;
 
@@ -29,27 +30,6 @@ const std::string kHost = "api.example.test";
 const std::string kPlaceholder = "oishell-cred-github-0123456789abcdef0123456789abcdef";
 const std::string kSecret = "ghp_S3cr3tG1thubT0ken";
 const std::string kDenied = "no rule allows this method and path";
-
-class TempDir {
- public:
-  TempDir() {
-    char path[] = "/tmp/oishell-terminator-test-XXXXXX";
-    if (mkdtemp(path) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = path;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::string file = path_ + "/" + name;
-    std::ofstream(file) << text;
-    return file;
-  }
-
- private:
-  std::string path_;
-};
 
 // One TLS endpoint of the test (the sandbox's client or the upstream server) over memory BIOs, with a plaintext
 // outbox written as the peer's window allows and everything it read kept.

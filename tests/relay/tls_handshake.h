@@ -5,6 +5,10 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <stdlib.h>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -16,6 +20,30 @@
 #include "runtime/relay/tls_authority.h"
 
 namespace oishell::relay::testing {
+
+// A temporary directory (for CA files), removed with what is in it.
+class TempDir {
+ public:
+  TempDir() {
+    char path[] = "/tmp/oishell-relay-test-XXXXXX";
+    if (mkdtemp(path) == nullptr) ADD_FAILURE() << "mkdtemp: " << errno;
+    path_ = path;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::string file = path_ + "/" + name;
+    std::ofstream(file) << text;
+    return file;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 
 inline const std::vector<std::string> kNames = {"api.example.test", "*.example.org"};
 

@@ -21,34 +21,13 @@
 namespace oishell::relay {
 namespace {
 
+using testing::TempDir;
 using testing::alpn_wire;
 using testing::authority;
 using testing::handshake;
 using testing::Handshake;
 using testing::kDone;
 using testing::kFailed;
-
-class TempDir {
- public:
-  TempDir() {
-    char path[] = "/tmp/oishell-tls-test-XXXXXX";
-    if (mkdtemp(path) == nullptr) ADD_FAILURE() << "mkdtemp: " << errno;
-    path_ = path;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::string file = path_ + "/" + name;
-    std::ofstream(file) << text;
-    return file;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // The upstream side of the relay as it will be used: SNI and the host check from set_upstream_host.
 std::function<void(SSL*)> upstream_setup(const std::string& host) {
