@@ -191,11 +191,6 @@ void allow_rules(const NetworkSpec& net, std::string& out) {
     out += "  Allowed, inspected: " + join(addresses, "; ") + ". For these, " + kInspectedAddresses + ".\n";
   }
   for (const auto& t : terminated) out += "  HTTPS read request by request (tls: terminate): " + t + ".\n";
-  if (!terminated.empty()) {
-    // Said as long as it is so: the policy is understood, the relay does not honour it yet.
-    out += "  This build's relay does not end TLS yet: a sandbox under this policy refuses to start rather than let "
-           "these hosts through unread.\n";
-  }
   if (!uninspected.empty()) {
     out += "  Allowed without inspection (inspect: false): " + join(uninspected, "; ") + ". For these, " +
            kUninspected + ".\n";

@@ -1,6 +1,12 @@
 #include "runtime/outside/https_setup.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+
+#include "base/unique_fd.h"
 
 namespace oishell {
 namespace {
@@ -20,6 +26,21 @@ Status set_variable(SandboxSpec& spec, const std::string& name, const std::strin
 }
 
 }  // namespace
+
+std::optional<std::string> read_host_file(const std::string& path, size_t max_bytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd) return std::nullopt;
+  std::string out;
+  char buf[64 * 1024];
+  while (out.size() < max_bytes) {
+    ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, max_bytes - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
 
 Result<std::optional<HttpsSetup>> prepare_https(SandboxSpec& spec, const relay::SandboxCredentials::Environment& env,
                                                 const relay::SandboxCredentials::FileReader& read_file) {

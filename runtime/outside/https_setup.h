@@ -32,6 +32,9 @@ struct HttpsSetup {
   std::string bundle_path;  // inside (and on the host): the system bundle the sandbox's is bound over
 };
 
+// A file of the host, as the supervisor reads it: at most `max_bytes` (nullopt when it cannot be read).
+std::optional<std::string> read_host_file(const std::string& path, size_t max_bytes);
+
 // Nothing (and `spec` unchanged) when no allow rule terminates. Otherwise the setup, and `spec` with the bundle's
 // file step and the variables added. Fails closed: no system bundle to extend, a secret that cannot be used, a CA
 // that cannot be made, or a variable the policy sets otherwise.

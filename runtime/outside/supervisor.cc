@@ -61,15 +61,6 @@ SupervisedSandbox::~SupervisedSandbox() { shutdown(); }
 
 Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spec, EventSink& events,
                                                           SandboxOptions options) {
-  // HTTPS rules (tls: terminate) are policy only so far: the relay does not end TLS yet, and a rule it cannot
-  // honour must not become a passthrough rule in silence (methods unchecked, placeholders sent as they are).
-  for (const auto& rule : spec.network.allow) {
-    if (rule.tls == HostRule::Tls::terminate) {
-      return Status::error("network.allow " + rule.text +
-                           ": `tls: terminate` is validated, explained and diffed, but this relay does not end TLS "
-                           "yet (issue 16); the sandbox is not started rather than let the host through unread");
-    }
-  }
   // Which layers hold each guarantee here; with `landlock: required`, none may be held by no layer.
   auto facts = layer_facts();
   if (!facts.is_ok()) return facts.status().with_context("landlock");
@@ -79,8 +70,15 @@ Result<std::unique_ptr<Sandbox>> SupervisedSandbox::start(const SandboxSpec& spe
   }
   SandboxSpec capped = spec;
   capped.landlock.abi_limit = facts->landlock_abi;  // what init asks of the kernel, and no more
+  // TLS termination: the CA, the credentials, and in the spec the trust bundle and the placeholders.
+  auto https = prepare_https(capped, [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    return value ? std::optional<std::string>(value) : std::nullopt;
+  }, read_host_file);
+  if (!https.is_ok()) return https.status();
   std::unique_ptr<SupervisedSandbox> sandbox(new SupervisedSandbox(capped, events));
   sandbox->layer_facts_ = *facts;
+  sandbox->https_ = std::move(https.value());
   sandbox->guarantees_ = std::move(guarantees);
   if (Status status = sandbox->launch(std::move(options)); !status.is_ok()) {
     sandbox->shutdown();
@@ -264,6 +262,11 @@ Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::uniq
     auto created = relay::Relay::create(spec_.network, events_, std::move(options.ask));
     if (!created.is_ok()) return created.status().with_context("relay");
     *relay = std::move(created.value());
+    if (https_) {
+      OI_TRY_CTX((*relay)->enable_termination(std::move(https_->authority), std::move(https_->credentials)),
+                 "relay");
+      https_.reset();
+    }
     trace_startup("supervisor: relay created");
   }
   return Status::ok();

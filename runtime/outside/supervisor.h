@@ -18,6 +18,7 @@
 #include "policy/guarantees.h"
 #include "runtime/broker/name_map.h"
 #include "runtime/outside/cgroup_janitor.h"
+#include "runtime/outside/https_setup.h"
 #include "runtime/control_protocol.h"
 #include "runtime/outside/limits.h"
 #include "runtime/outside/protect_watch.h"
@@ -133,6 +134,8 @@ class SupervisedSandbox final : public Sandbox {
   pid_t init_pid_ = -1;
   int landlock_abi_ = 0;
   LayerFacts layer_facts_;  // the machine's layers when the sandbox started (policy/guarantees.h)
+  // TLS termination (issue 16): the CA and credentials made before init got the spec, handed to the relay.
+  std::optional<HttpsSetup> https_;
   std::vector<GuaranteeState> guarantees_;  // assessed once, from spec_ and layer_facts_
   bool root_caller_ = false;  // runtime/inside/userns.h
   std::vector<std::string> degradations_;

@@ -10,6 +10,21 @@ void emit_denied(EventSink& sink, std::string_view protocol, std::string_view ho
              {"reason", reason}, {"rule", rule}});
 }
 
+void emit_request_denied(EventSink& sink, std::string_view host, uint16_t port, std::string_view method,
+                         std::string_view path, std::string_view reason, std::string_view rule,
+                         std::string_view credential) {
+  nlohmann::json event = {{"event", "net.denied"}, {"protocol", "https"}, {"host", host},     {"port", port},
+                          {"method", method},      {"path", path},         {"reason", reason}, {"rule", rule}};
+  if (!credential.empty()) event["credential"] = credential;
+  sink.emit(event);
+}
+
+void emit_credential_used(EventSink& sink, std::string_view host, uint16_t port, std::string_view method,
+                          std::string_view path, std::string_view credential) {
+  sink.emit({{"event", "net.credential"}, {"host", host}, {"port", port}, {"method", method}, {"path", path},
+             {"credential", credential}});
+}
+
 void emit_allowed(EventSink& sink, std::string_view protocol, std::string_view host, uint16_t port,
                   std::string_view rule, std::string_view address) {
   sink.emit({{"event", "net.allowed"}, {"protocol", protocol}, {"host", host}, {"port", port},

@@ -9,6 +9,13 @@ namespace oishell::relay {
 
 void emit_denied(EventSink& sink, std::string_view protocol, std::string_view host, uint16_t port,
                  std::string_view reason, std::string_view rule);
+// A request a terminating rule (tls: terminate) refused: its method and path, and the credential when it was one.
+void emit_request_denied(EventSink& sink, std::string_view host, uint16_t port, std::string_view method,
+                         std::string_view path, std::string_view reason, std::string_view rule,
+                         std::string_view credential);
+// A credential the relay put into a request (its name, never its secret).
+void emit_credential_used(EventSink& sink, std::string_view host, uint16_t port, std::string_view method,
+                          std::string_view path, std::string_view credential);
 void emit_allowed(EventSink& sink, std::string_view protocol, std::string_view host, uint16_t port,
                   std::string_view rule, std::string_view address);
 void emit_closed(EventSink& sink, std::string_view host, uint16_t port, uint64_t bytes_up, uint64_t bytes_down,

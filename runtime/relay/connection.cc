@@ -130,7 +130,7 @@ bool Connection::drive() {
       case Phase::connecting:
         return false;
       case Phase::tunnel:
-        if (drive_tunnel()) return true;
+        if (terminator_ ? drive_terminated() : drive_tunnel()) return true;
         break;
       case Phase::forwarding:
         if (drive_forwarding()) return true;

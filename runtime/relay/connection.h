@@ -7,6 +7,8 @@
 //   connection_data.cc      tunnel and forwarding data paths
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,12 +17,22 @@
 #include "policy/sandbox_spec.h"
 #include "runtime/relay/event_loop.h"
 #include "runtime/relay/http_parser.h"
+#include "runtime/relay/https_terminator.h"
 #include "runtime/relay/pump.h"
 #include "runtime/relay/relay.h"
 #include "runtime/relay/socks5.h"
 #include "runtime/relay/tunnel_inspect.h"
 
 namespace oishell::relay {
+
+// TLS termination (issue 16): the sandbox's authority and credentials, and one upstream context per trust (the
+// host's store, or a rule's upstream_ca), made when first needed.
+struct Termination {
+  std::unique_ptr<TlsAuthority> authority;
+  SandboxCredentials credentials;
+  std::map<std::string, SslCtxPtr> upstream_contexts;  // by upstream_ca ("" = the system store)
+  Result<SSL_CTX*> upstream_context(const std::string& ca_file);
+};
 
 // What connections share, owned by the relay.
 struct RelayContext {
@@ -38,6 +50,7 @@ struct RelayContext {
   std::function<std::optional<std::string>(const IpAddress&)> name_of;
   // Asks the AskHandler; the relay calls Connection::on_answer (or on_timer denies). Returns the ask id.
   std::function<uint64_t(uint64_t conn_id, const std::string& host, uint16_t port)> ask;
+  std::unique_ptr<Termination> termination;  // null: no rule terminates (or not enabled: such a rule refuses)
 };
 
 // epoll tags: connection id << 2 | role.
@@ -99,6 +112,10 @@ class Connection {
 
   // connection_data.cc
   bool drive_tunnel();
+  // connection_terminated.cc: a tunnel whose host a `tls: terminate` rule decides (https_terminator.h).
+  bool start_terminator();
+  bool drive_terminated();
+  void emit_terminator_events();
   bool drive_forwarding();
   bool inspect_tunnel();
   Status advance_requests();
@@ -114,6 +131,8 @@ class Connection {
   Direction down_;  // upstream -> client
   std::string in_;  // client bytes being parsed (handshakes, forwarded request stream)
   bool client_eof_ = false;
+  bool upstream_eof_ = false;        // a terminated tunnel: the upstream's end of file, told to the terminator
+  bool client_closed_told_ = false;  // a terminated tunnel: the client's end of file, told to the terminator
 
   // The current destination.
   std::string host_;
@@ -121,6 +140,8 @@ class Connection {
   std::string rule_;
   bool inspect_ = true;  // the deciding rule's `inspect`: a tunnel's first bytes are checked (tunnel_inspect.h)
   std::optional<TunnelInspector> inspector_;
+  std::vector<TerminatedRule> terminating_;  // the terminating rules matching host:port (empty: not terminated)
+  std::unique_ptr<HttpsTerminator> terminator_;
   std::vector<IpAddress> candidates_;
   size_t next_candidate_ = 0;
   std::string last_connect_error_;

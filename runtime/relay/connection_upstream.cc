@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "runtime/relay/audit.h"
 #include "runtime/relay/connection.h"
+#include "runtime/relay/tls_upstream.h"
 
 namespace oishell::relay {
 namespace {
@@ -21,7 +22,33 @@ constexpr size_t kUpBufferBytes = 256 * 1024;
 
 std::string session_key(const std::string& host, uint16_t port) { return host + " " + std::to_string(port); }
 
+// The `tls: terminate` rules that match host:port, in policy order, with the credentials each declares; none when an
+// allow rule that does not terminate matches too (a passthrough grant is the larger one, as `inspect: false` is;
+// `allow_all` is not such a rule: a terminating rule still reads its host's requests under it).
+std::vector<TerminatedRule> terminating_rules(const RelayContext& ctx, const std::string& host, uint16_t port) {
+  std::vector<TerminatedRule> out;
+  for (const HostRule& rule : ctx.spec.allow) {
+    if (rule.protocol != HostRule::Protocol::tcp || !rule.matches(host, port)) continue;
+    if (rule.tls != HostRule::Tls::terminate) return {};
+    TerminatedRule terminated;
+    terminated.rule = &rule;
+    if (ctx.termination) terminated.bindings = ctx.termination->credentials.bindings_for(rule);
+    out.push_back(std::move(terminated));
+  }
+  return out;
+}
+
 }  // namespace
+
+Result<SSL_CTX*> Termination::upstream_context(const std::string& ca_file) {
+  auto found = upstream_contexts.find(ca_file);
+  if (found != upstream_contexts.end()) return found->second.get();
+  auto made = upstream_client_context(ca_file);
+  if (!made.is_ok()) return made.status();
+  SSL_CTX* context = made->get();
+  upstream_contexts.emplace(ca_file, std::move(made.value()));
+  return context;
+}
 
 void Connection::begin_decision() {
   has_deadline_ = false;
@@ -34,6 +61,8 @@ void Connection::begin_decision() {
   }
   NetDecision decision = decide(ctx_.spec, host_, port_);
   inspect_ = decision.inspect;  // true for ask answers and allow_all
+  terminating_ = decision.verdict == NetDecision::Verdict::allow ? terminating_rules(ctx_, host_, port_)
+                                                                 : std::vector<TerminatedRule>{};
   switch (decision.verdict) {
     case NetDecision::Verdict::deny:
       deny("denied by policy", decision.rule);
@@ -73,6 +102,17 @@ bool Connection::on_answer(AskAnswer answer) {
 
 void Connection::after_allow(std::string rule) {
   rule_ = std::move(rule);
+  if (!terminating_.empty()) {
+    // Fail closed: a rule that reads requests is never carried out as one that does not.
+    if (!ctx_.termination) {
+      deny("the rule ends TLS and this relay was not given the sandbox's certificate authority", rule_);
+      return;
+    }
+    if (mode_ == Mode::forward) {
+      deny("the rule ends TLS: its host is reached over https only", rule_);
+      return;
+    }
+  }
   if (auto literal = IpAddress::parse(host_)) {
     begin_connect({*literal});
     return;
@@ -201,10 +241,14 @@ void Connection::on_connected() {
         down_.push(reply);
       }
       up_.set_capacity(kUpBufferBytes, &ctx_.buffers);
+      phase_ = Phase::tunnel;
+      if (!terminating_.empty()) {
+        start_terminator();  // reads the client's TLS itself: nothing is gated
+        break;
+      }
       up_.set_gated(true);  // until the first client bytes show whether a TLS ClientHello names another host
       up_.push(in_);
       in_.clear();
-      phase_ = Phase::tunnel;
       break;
     }
     case Mode::forward:

@@ -94,6 +94,15 @@ class RelayImpl final : public Relay {
     });
   }
 
+  Status enable_termination(std::unique_ptr<TlsAuthority> authority, SandboxCredentials credentials) override {
+    if (thread_.joinable()) return Status::error("relay: enable_termination() after serve()");
+    if (!authority) return Status::error("relay: enable_termination() without an authority");
+    ctx_.termination = std::make_unique<Termination>();
+    ctx_.termination->authority = std::move(authority);
+    ctx_.termination->credentials = std::move(credentials);
+    return Status::ok();
+  }
+
   Status start_broker(broker::BrokerContext context) override {
     if (thread_.joinable() || broker_) return Status::error("relay: start_broker() after serve() or twice");
     context.loop = &loop_;

@@ -11,6 +11,8 @@
 #include "base/status.h"
 #include "base/unique_fd.h"
 #include "policy/sandbox_spec.h"
+#include "runtime/relay/sandbox_credentials.h"
+#include "runtime/relay/tls_authority.h"
 #include "runtime/outside/events.h"
 
 struct seccomp_notif;
@@ -85,6 +87,10 @@ class Relay {
   // a brokered call reaches the broker without a second thread's wake-up. `ready` returns false when the fd is
   // broken (it is then dropped). Whoever polled the fd before must stop: one reader at a time.
   virtual Status watch_notifications(int fd, std::function<bool()> ready) = 0;
+  // TLS termination (issue 16) for the hosts whose allow rules say `tls: terminate`, before serve(): the sandbox's
+  // certificate authority and its credentials (runtime/outside/https_setup.h). Without it a connection such a rule
+  // decides is refused: a terminating rule never becomes a passthrough one.
+  virtual Status enable_termination(std::unique_ptr<TlsAuthority> authority, SandboxCredentials credentials) = 0;
   // Stops the thread and closes every connection. Idempotent; the destructor calls it.
   virtual void stop() = 0;
 };

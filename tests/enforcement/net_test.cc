@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -89,24 +90,28 @@ TEST(Network, AddrconfigLookupsSeeIpv4OnlyWhenTheSandboxHasANetwork) {
   EXPECT_EQ("EAI_NONAME\n", none.out) << none.err;
 }
 
-// The relay does not end TLS yet (issue 16): a rule it cannot honour stops the sandbox from starting, instead of
-// letting the host through unread (methods unchecked, a credential's placeholder sent on as it is).
-TEST(Network, ATlsTerminateRuleIsRefusedUntilTheRelayEndsTls) {
+// A terminating rule's secret that cannot be read stops the sandbox from starting (issue 16): it never starts with
+// the credential missing, its placeholder sent to the host as it is.
+TEST(Network, ATerminatingRuleWhoseSecretIsMissingDoesNotStart) {
   SandboxWorkspace w;
   TempDir dir;
-  const std::string terminate = dir.write(
+  const std::string policy = dir.write(
       "terminate.yaml",
-      "version: 1\nextends: default\nnetwork:\n  allow: [{host: api.example.com, tls: terminate, methods: [GET]}]\n");
-  SandboxRun refused = run_on_host({oishell_bin(), "run", "--policy", terminate, "--workspace", w.ws(), "--", "/bin/true"});
+      "version: 1\nextends: default\nnetwork:\n  allow:\n    - {host: api.example.com, tls: terminate, methods: [GET], "
+      "credentials: [{name: api, env: API_TOKEN, from_env: OISHELL_TEST_ABSENT_SECRET}]}\n");
+  ::unsetenv("OISHELL_TEST_ABSENT_SECRET");
+  SandboxRun refused = run_on_host({oishell_bin(), "run", "--policy", policy, "--workspace", w.ws(), "--", "/bin/true"});
   EXPECT_EQ(126, refused.status) << refused.err;
-  EXPECT_NE(std::string::npos, refused.err.find("`tls: terminate` is validated, explained and diffed, but this relay "
-                                                "does not end TLS yet"))
+  EXPECT_NE(std::string::npos, refused.err.find("credential api: its secret could not be read from oishell's variable "
+                                                "OISHELL_TEST_ABSENT_SECRET (it is not set)"))
       << refused.err;
-  // The neighbour: the same host without the rule's HTTPS keys starts.
-  const std::string passthrough =
-      dir.write("passthrough.yaml", "version: 1\nextends: default\nnetwork:\n  allow: [{host: api.example.com}]\n");
-  SandboxRun ok = run_on_host({oishell_bin(), "run", "--policy", passthrough, "--workspace", w.ws(), "--", "/bin/true"});
+  // The neighbour: with the secret there, it starts, and the sandbox holds only the placeholder.
+  ::setenv("OISHELL_TEST_ABSENT_SECRET", "present-s3cret", 1);
+  SandboxRun ok = run_on_host({oishell_bin(), "run", "--policy", policy, "--workspace", w.ws(), "--", "/bin/sh", "-c",
+                               "echo \"$API_TOKEN\" | cut -c1-16"});
+  ::unsetenv("OISHELL_TEST_ABSENT_SECRET");
   EXPECT_EQ(0, ok.status) << ok.err;
+  EXPECT_EQ("oishell-cred-api\n", ok.out) << ok.err;
 }
 
 TEST(Network, HostAbstractUnixSocket) {

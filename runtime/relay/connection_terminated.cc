@@ -1,0 +1,131 @@
+// Connection: a tunnel (CONNECT, SOCKS5, a brokered connect) whose host a `tls: terminate` rule decides. The
+// terminator (https_terminator.h) holds both TLS ends in memory and decides each request; this moves bytes
+// between it and the two sockets: each socket read as far as the terminator has room, its output queued in up_
+// (to the upstream) and down_ (to the sandbox) and flushed.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "runtime/relay/audit.h"
+#include "runtime/relay/connection.h"
+
+namespace oishell::relay {
+namespace {
+
+// Reads what `src` has, at most `room` bytes, into `into`. Sets `eof` at end of file; false on an error.
+bool read_some(Endpoint& src, size_t room, std::string& into, bool& eof, bool& progressed) {
+  char buf[16 * 1024];
+  while (src.readable && !eof && into.size() < room) {
+    ssize_t n = ::read(src.fd.get(), buf, std::min(sizeof buf, room - into.size()));
+    if (n > 0) {
+      into.append(buf, static_cast<size_t>(n));
+      progressed = true;
+    } else if (n == 0) {
+      eof = true;
+      src.readable = false;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      src.readable = false;
+    } else if (errno != EINTR) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Connection::start_terminator() {
+  TerminatorConfig config;
+  config.authority = ctx_.termination->authority.get();
+  // The rules of one host share their trust: the first rule's upstream_ca (or the system store).
+  auto upstream = ctx_.termination->upstream_context(terminating_.front().rule->upstream_ca);
+  if (!upstream.is_ok()) {
+    emit_error(*ctx_.events, host_, port_, "TLS to the upstream: " + upstream.status().message());
+    phase_ = Phase::done;
+    return false;
+  }
+  config.upstream_ctx = *upstream;
+  config.host = host_;
+  config.port = port_;
+  config.rules = terminating_;
+  config.all_placeholders = ctx_.termination->credentials.all_placeholders();
+  auto made = HttpsTerminator::create(std::move(config));
+  if (!made.is_ok()) {
+    emit_error(*ctx_.events, host_, port_, "TLS termination: " + made.status().message());
+    phase_ = Phase::done;
+    return false;
+  }
+  terminator_ = std::move(made.value());
+  if (!in_.empty()) {  // what the client sent behind its CONNECT (its ClientHello, at most a head's worth)
+    terminator_->from_client(in_);
+    in_.clear();
+  }
+  return true;
+}
+
+bool Connection::drive_terminated() {
+  bool progressed;
+  do {
+    progressed = false;
+    std::string from_client;
+    if (!read_client_into(from_client, terminator_->client_input_room(), progressed)) return true;
+    if (!from_client.empty()) terminator_->from_client(from_client);
+    if (client_eof_ && !client_closed_told_) {
+      client_closed_told_ = true;
+      terminator_->client_closed();
+      progressed = true;
+    }
+    std::string from_upstream;
+    const bool was_eof = upstream_eof_;
+    if (!read_some(upstream_, terminator_->upstream_input_room(), from_upstream, upstream_eof_, progressed)) {
+      upstream_eof_ = true;  // a failed socket ends the upstream as its end of file does
+    }
+    if (!from_upstream.empty()) terminator_->from_upstream(from_upstream);
+    if (upstream_eof_ && !was_eof) terminator_->upstream_closed();
+    if (up_.pending() < Direction::kBufferCap) {
+      std::string out = terminator_->take_to_upstream(Direction::kBufferCap - up_.pending());
+      if (!out.empty()) {
+        up_.push(out);
+        progressed = true;
+      }
+    }
+    if (down_.pending() < Direction::kBufferCap) {
+      std::string out = terminator_->take_to_client(Direction::kBufferCap - down_.pending());
+      if (!out.empty()) {
+        down_.push(out);
+        progressed = true;
+      }
+    }
+    if (!up_.flush(upstream_, progressed).is_ok()) return true;
+    if (!down_.flush(client_, progressed).is_ok()) return true;
+    if (progressed) last_activity_ = Clock::now();
+  } while (progressed);
+  emit_terminator_events();
+  return terminator_->finished() && up_.pending() == 0 && down_.pending() == 0;
+}
+
+void Connection::emit_terminator_events() {
+  for (const TerminatorEvent& e : terminator_->take_events()) {
+    switch (e.kind) {
+      case TerminatorEvent::Kind::allowed:
+        break;  // the connection's net.allowed said the host; requests that pass are not each an event
+      case TerminatorEvent::Kind::credential_used:
+        emit_credential_used(*ctx_.events, host_, port_, e.method, e.path, e.credential);
+        break;
+      case TerminatorEvent::Kind::denied:
+      case TerminatorEvent::Kind::credential_refused:
+      case TerminatorEvent::Kind::refused:
+        emit_request_denied(*ctx_.events, host_, port_, e.method, e.path,
+                            e.reason.empty() ? std::string(event_kind_name(e.kind)) : e.reason, e.rule, e.credential);
+        break;
+      case TerminatorEvent::Kind::tls_error:
+      case TerminatorEvent::Kind::upstream_certificate:
+      case TerminatorEvent::Kind::upstream_error:
+        emit_error(*ctx_.events, host_, port_, std::string(event_kind_name(e.kind)) + ": " + e.reason);
+        break;
+    }
+  }
+}
+
+}  // namespace oishell::relay
