@@ -16,6 +16,7 @@
 
 #include "agent/interrupt.h"
 #include "agent/json_util.h"
+#include "agent/policy_describe.h"
 #include "agent/subprocess.h"
 
 extern char** environ;
@@ -37,40 +38,6 @@ bool looks_like_file(const std::string& policy) {
 }
 
 constexpr size_t kMaxStderr = 16 * 1024;
-
-// ready.policy ({workspace, cwd, network, network_allow, network_unlisted, limits, ...}) in a few lines.
-std::string describe_policy(const json& p) {
-  auto str = [&p](const char* k) { return p.contains(k) && p[k].is_string() ? p[k].get<std::string>() : ""; };
-  std::string text;
-  if (!str("workspace").empty()) {
-    bool ro = p.value("workspace_read_only", false);
-    text += "- Workspace " + str("workspace") + (ro ? " (read-only)" : " (read-write)") +
-            "; files elsewhere on the host are hidden or read-only, and home is a fresh empty directory.\n";
-  }
-  if (!str("network").empty()) {
-    text += "- Network: " + str("network");
-    if (p.contains("network_allow") && p["network_allow"].is_array() && !p["network_allow"].empty()) {
-      std::string allow;
-      for (const auto& a : p["network_allow"]) allow += (allow.empty() ? "" : ", ") + (a.is_string() ? a.get<std::string>() : a.dump());
-      text += "; allowed: " + allow;
-    }
-    if (!str("network_unlisted").empty()) {
-      text += "; other destinations: " + std::string(str("network_unlisted") == "ask" ? "the user is asked" : str("network_unlisted"));
-    }
-    text += ". Programs reach the network through the HTTP(S)_PROXY the sandbox sets.\n";
-  }
-  if (p.contains("limits") && p["limits"].is_object() && !p["limits"].empty()) {
-    std::string limits;
-    for (const auto& [k, v] : p["limits"].items()) limits += (limits.empty() ? "" : ", ") + k + " " + v.dump();
-    text += "- Limits: " + limits + "\n";
-  }
-  for (const auto& [k, v] : p.items()) {
-    if (k == "workspace" || k == "workspace_read_only" || k == "network" || k == "network_allow" ||
-        k == "network_unlisted" || k == "limits" || k == "cwd") continue;
-    text += "- " + k + ": " + (v.is_string() ? v.get<std::string>() : dump_json(v)) + "\n";
-  }
-  return text;
-}
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 
 #include "base/data_dir.h"
 #include "policy/compile.h"
+#include "policy/summary.h"
 #include "runtime/executors/event_writer.h"
 #include "runtime/executors/host_processes.h"
 #include "runtime/executors/language.h"
@@ -110,24 +111,6 @@ class RuntimeEventForwarder final : public EventSink {
  private:
   EventSink& out_;
 };
-
-nlohmann::json policy_summary(const SandboxSpec& spec, uint64_t block_wall_ms) {
-  nlohmann::json limits = nlohmann::json::object();
-  if (block_wall_ms) limits["wall_time_ms"] = block_wall_ms;
-  if (spec.limits.memory_bytes) limits["memory_bytes"] = *spec.limits.memory_bytes;
-  if (spec.limits.pids) limits["pids"] = *spec.limits.pids;
-  if (spec.limits.cpu_time_seconds) limits["cpu_time_seconds"] = *spec.limits.cpu_time_seconds;
-  nlohmann::json allow = nlohmann::json::array();
-  for (const auto& rule : spec.network.allow) allow.push_back(rule.text);
-  return {{"workspace", spec.workspace},
-          {"workspace_read_only", spec.workspace_read_only},
-          {"cwd", spec.cwd},
-          {"network", spec.network.mode == NetMode::none ? "none" : spec.network.allow_all ? "proxy, all public"
-                                                                                           : "proxy, allowlist"},
-          {"network_allow", allow},
-          {"network_unlisted", spec.network.on_unlisted == OnUnlisted::ask ? "ask" : "deny"},
-          {"limits", limits}};
-}
 
 int run_supervise(int argc, char** argv) {
   SuperviseArgs args;
