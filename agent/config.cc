@@ -49,6 +49,7 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
   if (p.languages) c.languages = *p.languages;
   c.sandbox = pick<std::string>(cli.sandbox, p.sandbox, "openshell");
   c.policy = pick<std::string>(cli.policy, p.policy, "");
+  if (!cli.policy && p.policy_text) c.policy_text = *p.policy_text;  // --policy replaces the profile's
   c.auto_run = pick(cli.auto_run, p.auto_run, c.sandbox == "openshell");
   for (size_t i = 0; i < cli.prompt.size(); ++i) c.prompt += (i ? " " : "") + cli.prompt[i];
   c.prompt_then_chat = cli.prompt_then_chat;

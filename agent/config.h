@@ -72,6 +72,7 @@ struct AgentConfig {
   std::vector<std::string> languages;  // empty: what the sandbox offers
   std::string sandbox = "openshell";
   std::string policy;          // policy file or built-in policy profile; empty: the default profile
+  std::string policy_text;     // the profile's `policy:` mapping, as YAML (used when `policy` is empty)
   std::string profile_path;    // the profile that was read, if any
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  // settings accepted that have no effect here (one line each, shown at start)

@@ -87,6 +87,7 @@ Status SupervisorClient::widen_policy(const std::vector<std::string>& flags) {
 std::string SupervisorClient::description() const {
   std::string policy = options_.policy.empty() ? "default" : options_.policy;
   if (options_.sandbox == "none") return "no sandbox: code runs on this host as you (--sandbox none)";
+  if (!options_.policy_label.empty()) return "openshell sandbox, " + options_.policy_label;
   return "openshell sandbox, policy " + policy;
 }
 

@@ -24,6 +24,8 @@ struct SupervisorOptions {
   std::string oishell_path;           // empty: find_oishell()
   std::string sandbox = "openshell";  // openshell | none
   std::string policy;                 // a policy file, or a built-in profile name; empty: the default profile
+  std::string policy_label;           // description()'s words for the policy ("the policy in profile X"); empty:
+                                      // "policy " + `policy`
   std::vector<std::string> secret_variables;  // environment variables never passed on
   std::vector<std::string> secret_values;     // values never passed on (in any variable)
   std::vector<std::string> hidden_paths;      // host paths never visible inside, whatever the policy (--hide)

@@ -9,6 +9,7 @@
 #include "agent/paths.h"
 #include "agent/profile_builtin.h"
 #include "agent/profile_keys.h"
+#include "agent/profile_policy.h"
 #include "agent/profile_python.h"
 
 namespace oishell::agent {
@@ -192,7 +193,15 @@ void apply(const Entry& e, Format format, Reader& r, Profile* p, std::optional<s
   else if (key == "max_turns") r.scalar(v, key, &p->max_turns);
   else if (key == "sandbox") r.choice(v, key, &p->sandbox, {"openshell", "none"});
   else if (key == "policy") {
-    if (r.scalar(v, key, &p->policy) && p->policy->empty()) r.fail(v, "policy: empty");
+    p->policy.reset();  // one or the other
+    p->policy_text.reset();
+    if (v.IsMap()) {
+      std::vector<ProfilePolicyError> errors;
+      p->policy_text = inline_policy_text(v, r.path(), &errors);
+      for (const auto& error : errors) r.fail(error.node, error.message);
+    } else if (r.scalar(v, key, &p->policy) && p->policy->empty()) {
+      r.fail(v, "policy: empty");
+    }
   } else {
     r.fail(e.key_node, "`" + key + "` is listed as applied but not read (a bug in agent/profile.cc)");
   }

@@ -1,10 +1,11 @@
 #pragma once
 // Agent profiles: every key an Open Interpreter 0.4.3 profile may set (agent/profile_keys.h), in OI's nested style
 // (`llm: {model: gpt-4o}`) or its dotted one (`llm.model: gpt-4o`, also `interpreter.llm.model`), plus ours:
-// `sandbox:` (openshell|none), `policy:` (a policy file, relative to the profile, or a built-in policy profile name)
-// and `max_turns:`. A key is applied where this agent has the feature, or accepted with a one-line note saying it
-// has no effect here; any other key is an error (file:line:column, "did you mean ...?"), so a typo never goes
-// unnoticed. `version:` is checked against OI's profile format version.
+// `sandbox:` (openshell|none), `policy:` (a policy file, relative to the profile, a built-in policy profile name, or
+// the policy itself as a mapping: agent/profile_policy.h) and `max_turns:`. A key is applied where this agent has the
+// feature, or accepted with a one-line note saying it has no effect here; any other key is an error
+// (file:line:column, "did you mean ...?"), so a typo never goes unnoticed. `version:` is checked against OI's
+// profile format version.
 //
 // Profiles are found by name in the profiles directory (agent/paths.h), then among the built-in ones
 // (agent/profile_builtin.h): a file of the user's wins over the built-in of the same name. Python profiles (.py)
@@ -41,6 +42,7 @@ struct Profile {
   // ours
   std::optional<std::string> sandbox;  // "openshell" | "none"
   std::optional<std::string> policy;   // resolved: an absolute file path or a profile name
+  std::optional<std::string> policy_text;  // `policy:` as a mapping: the policy itself (agent/profile_policy.h)
   std::optional<int> max_turns;
   std::vector<std::string> warnings;   // shown as warnings (a version to migrate, `os`)
   std::vector<std::string> notes;      // one line per key accepted without effect here

@@ -40,7 +40,15 @@ constexpr std::string_view kDefault = R"(### INTERPRETER PROFILE (oishell's Open
 # The sandbox (oishell's own keys)
 # sandbox: openshell            # or none: code runs on this host, as you, and every block asks first
 # policy: default               # a built-in policy profile (default, strict, offline, python-dev) or a policy file,
-#                               # relative to this profile; `oishell profiles` lists them
+#                               # relative to this profile; `oishell profiles` lists them. Or the policy itself,
+#                               # e.g. credentials the sandbox never sees (docs/interpreter.md):
+# policy:
+#   network:
+#     allow:
+#       - host: api.github.com
+#         tls: terminate
+#         methods: [GET, HEAD]
+#         credentials: [{name: github, env: GITHUB_TOKEN, scheme: Bearer, from_env: GITHUB_TOKEN}]
 # max_turns: 0                  # the most model turns per message (0: no bound)
 
 # All of Open Interpreter's profile keys load here; those without effect in this agent say so when read.

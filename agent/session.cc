@@ -17,6 +17,7 @@
 #include "agent/loop.h"
 #include "agent/model_setup.h"
 #include "agent/paths.h"
+#include "agent/private_file.h"
 #include "agent/profile_actions.h"
 #include "agent/server/oi_server.h"
 #include "base/terminal_text.h"
@@ -176,9 +177,22 @@ int run_session(const CliOptions& cli) {
     llm = make_client(settings);
   }
 
+  // The profile's `policy:` mapping goes to the supervisor as a private file, removed after the sandbox (declared
+  // before the executor, so destroyed after it).
+  PrivateFile profile_policy;
+  if (c.policy.empty() && !c.policy_text.empty()) {
+    auto written = PrivateFile::create("interpreter-policy", "profile-policy.yaml", c.policy_text);
+    if (!written) {
+      display->notice(NoticeLevel::error, written.status().with_context("writing the profile's policy").message());
+      return 1;
+    }
+    profile_policy = std::move(*written);
+  }
+
   SupervisorOptions sup;
   sup.sandbox = c.sandbox;
-  sup.policy = c.policy;
+  sup.policy = profile_policy.path().empty() ? c.policy : profile_policy.path();
+  if (!profile_policy.path().empty()) sup.policy_label = "the policy in profile " + c.profile_path;
   // Every provider's key variables, the key in use and every saved key: none reaches the sandbox.
   for (const auto& row : provider_table()) {
     for (auto v : row.key_variables) sup.secret_variables.emplace_back(v);
