@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "agent/atomic_file.h"
 #include "agent/interrupt.h"
 #include "agent/json_util.h"
 #include "agent/policy_describe.h"
@@ -38,6 +39,30 @@ bool looks_like_file(const std::string& policy) {
 }
 
 constexpr size_t kMaxStderr = 16 * 1024;
+
+// The supervisor's complaint about a policy the agent wrote for it (a profile's `policy:` mapping, in a private file
+// removed when the session ends): the file named by its base name, and its text with line numbers after the
+// complaint, so that the line and column it names can be found. `err` unchanged when it does not name the file.
+std::string with_private_policy_shown(std::string err, const std::string& path, const std::string& label) {
+  if (path.empty() || err.find(path) == std::string::npos) return err;
+  const std::string name = path.substr(path.rfind('/') + 1);
+  for (size_t at = err.find(path); at != std::string::npos; at = err.find(path, at + name.size())) {
+    err.replace(at, path.size(), name);
+  }
+  auto text = read_file(path, 64 * 1024);
+  if (!text) return err;
+  err += "\n" + name + ", " + label + " as given to the sandbox:";
+  size_t line = 1;
+  for (size_t start = 0; start < text->size(); ++line) {
+    size_t end = text->find('\n', start);
+    if (end == std::string::npos) end = text->size();
+    std::string number = std::to_string(line);
+    err += "\n" + std::string(number.size() < 4 ? 4 - number.size() : 0, ' ') + number + "  " +
+           text->substr(start, end - start);
+    start = end + 1;
+  }
+  return err;
+}
 
 }  // namespace
 
@@ -234,6 +259,7 @@ Status SupervisorClient::died(const std::string& while_doing) {
   std::string msg = "the sandbox supervisor " + how + " while " + while_doing;
   std::string err = err_buf_;
   while (!err.empty() && err.back() == '\n') err.pop_back();
+  if (!options_.policy_label.empty()) err = with_private_policy_shown(err, options_.policy, options_.policy_label);
   if (!err.empty()) msg += ":\n" + err;
   err_buf_.clear();
   return Status::error(msg);

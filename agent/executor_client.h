@@ -24,8 +24,9 @@ struct SupervisorOptions {
   std::string oishell_path;           // empty: find_oishell()
   std::string sandbox = "openshell";  // openshell | none
   std::string policy;                 // a policy file, or a built-in profile name; empty: the default profile
-  std::string policy_label;           // description()'s words for the policy ("the policy in profile X"); empty:
-                                      // "policy " + `policy`
+  // Set when `policy` is a file the agent wrote (a profile's `policy:` mapping): description()'s words for it ("the
+  // policy in profile X"); a failure that names the file shows its text. Empty: "policy " + `policy`.
+  std::string policy_label;
   std::vector<std::string> secret_variables;  // environment variables never passed on
   std::vector<std::string> secret_values;     // values never passed on (in any variable)
   std::vector<std::string> hidden_paths;      // host paths never visible inside, whatever the policy (--hide)

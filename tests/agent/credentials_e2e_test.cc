@@ -93,5 +93,28 @@ TEST(CredentialsE2e, AProfileWithTheSecretInItIsRefused) {
   EXPECT_EQ(0u, entries(tmp.path()));
 }
 
+// oishell refuses the policy the profile's mapping became: its complaint names the private file's line, and the
+// file's text follows (the file itself is gone when the session ends).
+TEST(CredentialsE2e, AnInvalidPolicyInTheProfileIsShownAsTheSandboxGotIt) {
+  TempDir workspace, home, tmp;
+  const std::string profile = home.path() + "/bad.yaml";
+  std::ofstream(profile) << "llm:\n  model: scripted-model\npolicy:\n  network:\n    allow:\n"
+                            "      - host: api.github.com\n        methods: [GET]\n";
+  ScriptedServer server(json::array({say("never asked")}));
+  RunOptions o;
+  o.args = {"--profile", profile, "--api_base", server.base(), "--plain"};
+  o.env = {{"OPENAI_API_KEY", kKey}, {"TMPDIR", tmp.path()}};
+  o.cwd = workspace.path();
+  o.home = home.path();
+  o.stdin_data = "%policy\n";
+  RunResult r = run_interpreter(o);
+  std::string all = r.out + r.err;
+  EXPECT_TRUE(has(all, "profile-policy.yaml:4:16: network.allow[0].methods: `methods` needs `tls: terminate`")) << all;
+  EXPECT_TRUE(has(all, "profile-policy.yaml, the policy in profile " + profile + " as given to the sandbox:")) << all;
+  EXPECT_TRUE(has(all, "   4        methods: [GET]\n")) << all;
+  EXPECT_FALSE(has(all, tmp.path())) << all;  // the private path, which no longer exists, is not named
+  EXPECT_EQ(0u, entries(tmp.path()));
+}
+
 }  // namespace
 }  // namespace oishell::agent::test
