@@ -1,6 +1,6 @@
 // End to end (issue 16): what the relay refuses on a terminated host besides a rule's methods and paths: an
 // upstream whose certificate the policy's upstream_ca did not sign (the client is told by a 502 with a JSON body,
-// and the event log says why), and malformed or oversized requests inside TLS (a 4xx, then the connection ends).
+// and the event log says why), and malformed, ambiguous or oversized requests inside TLS (a 4xx, then the connection ends).
 #include <string>
 
 #include "tests/relay/enforcement/https_fixture.h"
@@ -69,6 +69,9 @@ host = b"Host: api.example.test:)" + port_ + R"(\r\n"
 exchange(b"GET /bytes/5 HTTP/1.1\r\n" + host + b"\r\n")
 exchange(b"GET /bytes/5 HTTP/1.1 extra\r\n" + host + b"\r\n")
 exchange(b"GET /bytes/5 HTTP/1.1\r\n" + host + b"X-Big: " + b"a" * 70000 + b"\r\n\r\n")
+exchange(b"GET /bytes/5 HTTP/1.1\r\n" + host + b"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc")
+exchange(b"GET /bytes/5 HTTP/1.0\r\n" + host + b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+exchange(b"GET /bytes/5 HTTP/1.1\r\n" + host + b"X-Evil: a\x0bb\r\n\r\n")
 )");
   SandboxRun r = sh("python3 raw.py");
   EXPECT_EQ(0, r.status) << r.err;
@@ -76,7 +79,14 @@ exchange(b"GET /bytes/5 HTTP/1.1\r\n" + host + b"X-Big: " + b"a" * 70000 + b"\r\
             "HTTP/1.1 400 Bad Request {\"error\":\"bad_request\",\"host\":\"api.example.test\","
             "\"reason\":\"request line is not `METHOD target HTTP/1.x`\"} closed\n"
             "HTTP/1.1 431 Request Header Fields Too Large {\"error\":\"bad_request\",\"host\":\"api.example.test\","
-            "\"reason\":\"request head larger than 65536 bytes\"} closed\n",
+            "\"reason\":\"request head larger than 65536 bytes\"} closed\n"
+            // Framing a server could read otherwise than the relay (request smuggling), and a control character.
+            "HTTP/1.1 400 Bad Request {\"error\":\"bad_request\",\"host\":\"api.example.test\","
+            "\"reason\":\"request framing: both Transfer-Encoding and Content-Length\"} closed\n"
+            "HTTP/1.1 400 Bad Request {\"error\":\"bad_request\",\"host\":\"api.example.test\","
+            "\"reason\":\"request framing: Transfer-Encoding in an HTTP/1.0 request\"} closed\n"
+            "HTTP/1.1 400 Bad Request {\"error\":\"bad_request\",\"host\":\"api.example.test\","
+            "\"reason\":\"control character in the value of header `X-Evil`\"} closed\n",
             r.out)
       << r.err;
   EXPECT_EQ(1u, heads_received());  // only the well-formed request reached the server
