@@ -1,6 +1,7 @@
 // End to end (issue 16): what the relay refuses on a terminated host besides a rule's methods and paths: an
 // upstream whose certificate the policy's upstream_ca did not sign (the client is told by a 502 with a JSON body,
-// and the event log says why), and malformed, ambiguous or oversized requests inside TLS (a 4xx, then the connection ends).
+// and the event log says why), and malformed, ambiguous or oversized requests inside TLS (a 4xx, then the
+// connection ends).
 #include <string>
 
 #include "tests/relay/enforcement/https_fixture.h"

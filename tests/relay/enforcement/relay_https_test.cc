@@ -114,7 +114,11 @@ TEST_F(RelayHttpsTest, TheSecretIsInNoSandboxProcessEnvironmentSeenFromOutside) 
     environments += environment;
   }
   ::kill(bg.pid, SIGTERM);
-  EXPECT_NE(-1, wait_for_exit(bg.pid, 10000));
+  if (wait_for_exit(bg.pid, 10000) == -1) {
+    ADD_FAILURE() << "oishell did not end on SIGTERM";
+    ::kill(bg.pid, SIGKILL);
+    wait_for_exit(bg.pid, 10000);
+  }
   ::close(bg.stderr_fd);
   ASSERT_GE(inside.size(), 3u);
   // Root reads them all (init's environment is empty: it was started without one); an ordinary user may not read
@@ -143,9 +147,9 @@ TEST_F(RelayHttpsTest, APlaceholderIsRefusedForAnotherHostAndInAnotherHeader) {
   // The other host without the placeholder: allowed. With it: refused, though the host is allowed. The bound
   // host with it in its header: allowed; with it in a second header as well: refused.
   EXPECT_EQ("200\n"
-            "{\"error\":\"credential_refused\",\"host\":\"other.example.test\",\"method\":\"GET\",\"path\":\"/bytes/3\","
-            "\"credential\":\"test\",\"reason\":\"in header Authorization; the credential is not bound to this host\"}\n"
-            "403\n"
+            "{\"error\":\"credential_refused\",\"host\":\"other.example.test\",\"method\":\"GET\","
+            "\"path\":\"/bytes/3\",\"credential\":\"test\","
+            "\"reason\":\"in header Authorization; the credential is not bound to this host\"}\n403\n"
             "200\n"
             "{\"error\":\"credential_refused\",\"host\":\"api.example.test\",\"method\":\"GET\",\"path\":\"/bytes/3\","
             "\"credential\":\"test\",\"reason\":\"in header X-Other; it is put in only as `Authorization: Bearer "
