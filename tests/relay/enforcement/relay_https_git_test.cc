@@ -3,6 +3,7 @@
 // so a clone works, and a push (WebDAV methods) or a clone of another path is refused by the relay.
 #include <string>
 
+#include "base/base64.h"
 #include "tests/relay/enforcement/https_fixture.h"
 
 namespace oishell::test {
@@ -55,6 +56,35 @@ TEST_F(RelayHttpsGit, PushIsRefused) {
   EXPECT_NE(std::string::npos, r.err.find("fatal: git-http-push failed")) << r.err;
   for (const auto& head : server_.request_heads()) EXPECT_TRUE(head.starts_with("GET /repo.git/")) << head;
   EXPECT_NE(std::string::npos, events().find("\"method\":\"PROPFIND\"")) << events();
+}
+
+TEST_F(RelayHttpsGit, CloneWithATokenInBasicCredentialsGetsTheSecretOutsideOnly) {
+  // How CI systems give git a token: `http.extraHeader` with Basic credentials of a user and the token (here the
+  // placeholder). The relay decodes them, puts the secret in place of the placeholder and encodes them again.
+  use_rules(R"(    - host: api.example.test
+      ports: [)" + port_ + R"(]
+      tls: terminate
+      upstream_ca: )" + server_.ca_file() + R"(
+      methods: [GET]
+      paths: ["/repo.git/**"]
+      credentials: [{name: git, env: GIT_TOKEN, scheme: Basic, from_env: OISHELL_TEST_SECRET}]
+)");
+  SandboxRun r = sh("git -c http.extraHeader=\"Authorization: Basic $(printf 'x-access-token:%s' \"$GIT_TOKEN\" | "
+                    "base64 -w0)\" clone -q " + base_ + "/repo.git clone && cat clone/f");
+  EXPECT_EQ(0, r.status) << r.err;
+  EXPECT_EQ("hello\n", r.out) << r.err;
+  const std::string sent = "Authorization: Basic " + base64_encode(std::string("x-access-token:") + kSecret) + "\r\n";
+  auto heads = server_.request_heads();
+  ASSERT_FALSE(heads.empty());
+  for (const auto& head : heads) EXPECT_NE(std::string::npos, head.find(sent)) << head;
+  EXPECT_NE(std::string::npos, events().find("\"credential\":\"git\"")) << events();
+
+  // The neighbour: the same header sent to a path no rule allows is refused before anything is sent.
+  const size_t before = heads_received();
+  SandboxRun other = sh("git -c http.extraHeader=\"Authorization: Basic $(printf 'x-access-token:%s' \"$GIT_TOKEN\" | "
+                        "base64 -w0)\" clone -q " + base_ + "/other.git other; echo \"status $?\"");
+  EXPECT_EQ("status 128\n", other.out) << other.err;
+  EXPECT_EQ(before, heads_received());
 }
 
 }  // namespace
