@@ -134,25 +134,27 @@ Result<HostRule> parse_permitted(const std::string& text) {
   return rule;
 }
 
-// ALPN, server side: "http/1.1" when the client offers it, else a fatal no_application_protocol alert. The
-// relay reads HTTP/1.1 only; a client that offers only h2 (or anything else) would otherwise be accepted without
-// ALPN and stall or fail obscurely when its first h2 frame meets an HTTP/1.1 parser. The selection points into
-// the client's own list, as OpenSSL requires of `out`.
-int select_http11(SSL* /*ssl*/, const unsigned char** out, unsigned char* out_length, const unsigned char* in,
-                  unsigned int in_length, void* /*arg*/) {
-  static constexpr std::string_view kHttp11 = "http/1.1";
-  for (unsigned int at = 0; at < in_length;) {
-    unsigned int length = in[at];
-    if (length == 0 || at + 1 + length > in_length) break;  // malformed; OpenSSL has checked it already
-    std::string_view protocol(reinterpret_cast<const char*>(in + at + 1), length);
-    if (protocol == kHttp11) {
-      *out = in + at + 1;
-      *out_length = static_cast<unsigned char>(length);
-      return SSL_TLSEXT_ERR_OK;
+// ALPN, server side: "http/1.1" when the client offers it, else "http/1.0" (curl --http1.0 offers only that; the
+// relay reads HTTP/1.0 requests as well), else a fatal no_application_protocol alert. The relay reads HTTP/1.x
+// only; a client that offers only h2 (or anything else) would otherwise be accepted without ALPN and stall or fail
+// obscurely when its first h2 frame meets an HTTP/1.1 parser. The selection points into the client's own list, as
+// OpenSSL requires of `out`.
+int select_http1(SSL* /*ssl*/, const unsigned char** out, unsigned char* out_length, const unsigned char* in,
+                 unsigned int in_length, void* /*arg*/) {
+  for (std::string_view wanted : {std::string_view("http/1.1"), std::string_view("http/1.0")}) {
+    for (unsigned int at = 0; at < in_length;) {
+      unsigned int length = in[at];
+      if (length == 0 || at + 1 + length > in_length) break;  // malformed; OpenSSL has checked it already
+      std::string_view protocol(reinterpret_cast<const char*>(in + at + 1), length);
+      if (protocol == wanted) {
+        *out = in + at + 1;
+        *out_length = static_cast<unsigned char>(length);
+        return SSL_TLSEXT_ERR_OK;
+      }
+      at += 1 + length;
     }
-    at += 1 + length;
   }
-  push_openssl_reason("the client's ALPN offers no http/1.1 (the relay does not speak h2)");
+  push_openssl_reason("the client's ALPN offers no http/1.1 nor http/1.0 (the relay does not speak h2)");
   return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
@@ -299,7 +301,7 @@ Result<SslCtxPtr> TlsAuthority::server_context() {
   // No certificate on the context itself: every handshake gets its leaf from the server name, or fails.
   SSL_CTX_set_tlsext_servername_callback(context.get(), &TlsAuthority::on_server_name);
   SSL_CTX_set_tlsext_servername_arg(context.get(), this);
-  SSL_CTX_set_alpn_select_cb(context.get(), &select_http11, nullptr);
+  SSL_CTX_set_alpn_select_cb(context.get(), &select_http1, nullptr);
   return context;
 }
 

@@ -70,9 +70,9 @@ class TlsAuthority {
   //   - the certificate is chosen from the ClientHello's server name (SNI): the leaf for that name. No SNI, or a
   //     name leaf_for() refuses, fails the handshake with an unrecognized_name alert (the refusal's reason is put
   //     on the error queue, so SSL_do_handshake's failure says why);
-  //   - ALPN: "http/1.1" when the client offers it; a client that offers ALPN but not http/1.1 (h2 only) gets a
-  //     no_application_protocol alert, a clear failure instead of a stall on a protocol the relay does not speak.
-  //     A client that sends no ALPN speaks HTTP/1.1 and is served.
+  //   - ALPN: "http/1.1" when the client offers it, else "http/1.0" (curl --http1.0); a client that offers ALPN
+  //     but neither (h2 only) gets a no_application_protocol alert, a clear failure instead of a stall on a
+  //     protocol the relay does not speak. A client that sends no ALPN speaks HTTP/1.1 and is served.
   // Precondition: this authority outlives the context and every SSL made from it (its callbacks call leaf_for()).
   [[nodiscard]] Result<SslCtxPtr> server_context();
 

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 
 #include "tests/relay/test_util.h"
 
@@ -66,6 +68,18 @@ std::string header_value(const std::string& head, const std::string& lower_name)
   return "";
 }
 
+// The file `directory`/`relative` when it is a regular file and `relative` has no `..` segment.
+std::optional<std::string> read_static(const std::string& directory, const std::string& relative) {
+  if (relative.empty() || relative.find("..") != std::string::npos) return std::nullopt;
+  const std::string path = directory + "/" + relative;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) return std::nullopt;
+  return content;
+}
+
 std::string response(int code, const std::string& body) {
   return "HTTP/1.1 " + std::to_string(code) + (code == 200 ? " OK" : " Not Found") +
          "\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -121,6 +135,11 @@ std::vector<std::string> TlsTestServer::request_heads() const {
   return heads_;
 }
 
+void TlsTestServer::serve_directory(const std::string& url_prefix, const std::string& directory) {
+  std::lock_guard lock(mu_);
+  directories_.emplace_back(url_prefix + "/", directory);
+}
+
 void TlsTestServer::serve(UniqueFd fd) {
   timeval timeout{10, 0};
   ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
@@ -161,7 +180,19 @@ void TlsTestServer::handle(SSL* ssl) {
       }
     }
     std::string reply;
-    if (line.starts_with("GET /bytes/")) {
+    const std::string target = line.substr(0, line.rfind(' '));  // "GET /path?query"
+    std::optional<std::pair<std::string, std::string>> served;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& entry : directories_) {
+        if (target.starts_with("GET " + entry.first)) served = entry;
+      }
+    }
+    if (served) {
+      const size_t from = 4 + served->first.size();
+      auto file = read_static(served->second, target.substr(from, target.find('?') - from));
+      reply = file ? response(200, *file) : response(404, "not found\n");
+    } else if (line.starts_with("GET /bytes/")) {
       const uint64_t n = std::strtoull(line.c_str() + std::strlen("GET /bytes/"), nullptr, 10);
       std::string bytes(n, '\0');
       for (uint64_t i = 0; i < n; ++i) bytes[i] = static_cast<char>(body_byte(i));

@@ -5,6 +5,8 @@
 //   GET /bytes/N   N deterministic bytes (body_byte), Content-Length
 //   GET /head      the request head it received, as the body (what a terminating relay sent upstream)
 //   POST /count    the number of body bytes it read (Content-Length or chunked), as the body
+//   GET <prefix>/F the file F under a directory given to serve_directory() (a query is ignored; 404 when absent),
+//                  e.g. a bare git repository for git's "dumb HTTP" protocol
 //   anything else  404
 // Every request head received is kept (request_heads()). No traffic leaves loopback.
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/unique_fd.h"
@@ -30,6 +33,9 @@ class TlsTestServer {
   const std::string& ip() const { return ip_; }
   const std::string& ca_file() const { return ca_file_; }
   std::vector<std::string> request_heads() const;
+  // Serves the regular files under `directory` at `url_prefix` ("/repo.git") from now on, besides any prefix given
+  // before. Paths with a `..` are not served.
+  void serve_directory(const std::string& url_prefix, const std::string& directory);
 
  private:
   void serve(UniqueFd fd);
@@ -45,6 +51,7 @@ class TlsTestServer {
   std::thread acceptor_;
   mutable std::mutex mu_;
   std::vector<std::string> heads_;
+  std::vector<std::pair<std::string, std::string>> directories_;  // (url prefix + "/", directory)
   std::vector<std::thread> workers_;
 };
 

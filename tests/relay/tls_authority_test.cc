@@ -424,6 +424,23 @@ TEST(TlsAuthorityHandshake, Tls12ClientIsServed) {
   EXPECT_EQ("http/1.1", h.alpn);
 }
 
+TEST(TlsAuthorityHandshake, Http10OnlyClientIsServedAndHttp11Preferred) {
+  auto ca = authority();
+  ASSERT_NE(nullptr, ca);
+  auto server = ca->server_context();
+  ASSERT_TRUE(server.is_ok());
+  SslCtxPtr client = sandbox_client(ca->certificate_pem());
+  // curl --http1.0 offers only "http/1.0"; the relay reads HTTP/1.0 requests, so it is served.
+  Handshake h = handshake(server->get(), client.get(), client_setup("api.example.test", {"http/1.0"}));
+  EXPECT_EQ(kDone, h.client) << h.client_error;
+  EXPECT_EQ(kDone, h.server) << h.server_error;
+  EXPECT_EQ("http/1.0", h.alpn);
+  // Offered both (in either order): http/1.1.
+  h = handshake(server->get(), client.get(), client_setup("api.example.test", {"http/1.0", "http/1.1"}));
+  EXPECT_EQ(kDone, h.server) << h.server_error;
+  EXPECT_EQ("http/1.1", h.alpn);
+}
+
 TEST(TlsAuthorityHandshake, H2OnlyClientFailsWithNoApplicationProtocol) {
   auto ca = authority();
   ASSERT_NE(nullptr, ca);
@@ -435,7 +452,7 @@ TEST(TlsAuthorityHandshake, H2OnlyClientFailsWithNoApplicationProtocol) {
   EXPECT_EQ(kFailed, h.client);
   EXPECT_EQ(kFailed, h.server);
   EXPECT_EQ(SSL_R_TLSV1_ALERT_NO_APPLICATION_PROTOCOL, h.client_reason) << h.client_error;
-  EXPECT_NE(std::string::npos, h.server_error.find("offers no http/1.1")) << h.server_error;
+  EXPECT_NE(std::string::npos, h.server_error.find("offers no http/1.1 nor http/1.0")) << h.server_error;
 }
 
 TEST(TlsAuthorityHandshake, NameTheAuthorityRefusesFailsWithUnrecognizedName) {
