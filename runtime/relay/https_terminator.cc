@@ -49,6 +49,18 @@ std::string_view raw_head(std::string_view data, size_t consumed) {
   return head;
 }
 
+// Moves the first `n` bytes of `from` to the end of `to`. A body streams through whole buffers, so the common case
+// (all of `from` into an empty `to`) swaps the two rather than copying.
+void move_front(std::string& from, size_t n, std::string& to) {
+  if (n == from.size() && to.empty()) {
+    to.swap(from);
+    from.clear();
+    return;
+  }
+  to.append(from, 0, n);
+  from.erase(0, n);
+}
+
 bool names_host(std::string_view value, const std::string& host, uint16_t port) {
   auto authority = parse_authority(value, port);
   return authority && authority->host == host && authority->port == port;
@@ -173,15 +185,17 @@ void HttpsTerminator::upstream_closed() {
   pump();
 }
 
+static size_t take(BIO* bio, char* out, size_t max) {
+  if (bio == nullptr) return 0;
+  size_t n = std::min<size_t>({BIO_ctrl_pending(bio), max, static_cast<size_t>(std::numeric_limits<int>::max())});
+  if (n == 0) return 0;
+  int got = BIO_read(bio, out, static_cast<int>(n));
+  return got > 0 ? static_cast<size_t>(got) : 0;
+}
+
 static std::string take(BIO* bio, size_t max) {
-  std::string out;
-  if (bio == nullptr) return out;
-  size_t n = std::min<size_t>(BIO_ctrl_pending(bio), max);
-  out.resize(n);
-  if (n > 0) {
-    int got = BIO_read(bio, out.data(), static_cast<int>(n));
-    out.resize(got > 0 ? static_cast<size_t>(got) : 0);
-  }
+  std::string out(std::min<size_t>(bio ? BIO_ctrl_pending(bio) : 0, max), '\0');
+  out.resize(take(bio, out.data(), out.size()));
   return out;
 }
 
@@ -195,6 +209,18 @@ std::string HttpsTerminator::take_to_upstream(size_t max) {
   std::string out = take(upstream_.out, max);
   if (!out.empty()) pump();
   return out;
+}
+
+size_t HttpsTerminator::take_to_client(char* out, size_t max) {
+  size_t n = take(client_.out, out, max);
+  if (n > 0) pump();
+  return n;
+}
+
+size_t HttpsTerminator::take_to_upstream(char* out, size_t max) {
+  size_t n = take(upstream_.out, out, max);
+  if (n > 0) pump();
+  return n;
 }
 
 static size_t pending(BIO* bio) { return bio ? BIO_ctrl_pending(bio) : 0; }
@@ -423,8 +449,7 @@ void HttpsTerminator::process_requests() {
       n = *fed;
       if (request_chunks_.done()) request_ = RequestState::head;
     }
-    to_upstream_.append(client_plain_, 0, n);
-    client_plain_.erase(0, n);
+    move_front(client_plain_, n, to_upstream_);
   }
 }
 
@@ -584,8 +609,7 @@ void HttpsTerminator::process_responses() {
       }
       n = *fed;
     }
-    to_client_.append(upstream_plain_, 0, n);
-    upstream_plain_.erase(0, n);
+    move_front(upstream_plain_, n, to_client_);
     if ((response_ == ResponseState::body_length && response_left_ == 0) ||
         (response_ == ResponseState::body_chunked && response_chunks_.done())) {
       response_done();

@@ -90,6 +90,9 @@ class HttpsTerminator {
   // until both come back empty.
   std::string take_to_client(size_t max = SIZE_MAX);  // `max`: what the socket takes now
   std::string take_to_upstream(size_t max = SIZE_MAX);
+  // The same into `out` (at most `max` bytes, no allocation); returns how many.
+  size_t take_to_client(char* out, size_t max);
+  size_t take_to_upstream(char* out, size_t max);
 
   // How many more bytes the terminator accepts from each socket now (0: stop reading: backpressure).
   size_t client_input_room() const;

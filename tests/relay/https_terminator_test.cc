@@ -190,14 +190,23 @@ class Harness {
       size_t n = std::min(BIO_ctrl_pending(client.out), terminator->client_input_room());
       if (n > 0) terminator->from_client(read_bio(client.out, n));
       check_bound();
-      std::string to_client = terminator->take_to_client(link);
+      // Towards the client as the tests choose (the string or the buffer form); towards the upstream always into a
+      // buffer, as the relay takes them.
+      std::string to_client;
+      if (client_takes_into_buffer) {
+        to_client.resize(std::min<size_t>(link, 1 << 20));
+        to_client.resize(terminator->take_to_client(to_client.data(), to_client.size()));
+      } else {
+        to_client = terminator->take_to_client(link);
+      }
       BIO_write(client.in, to_client.data(), static_cast<int>(to_client.size()));
       check_bound();
       if (terminator->upstream_started()) {
         n = std::min(BIO_ctrl_pending(upstream.out), terminator->upstream_input_room());
         if (n > 0) terminator->from_upstream(read_bio(upstream.out, n));
         check_bound();
-        std::string to_upstream = terminator->take_to_upstream(link);
+        std::string to_upstream(std::min<size_t>(link, 1 << 20), '\0');
+        to_upstream.resize(terminator->take_to_upstream(to_upstream.data(), to_upstream.size()));
         BIO_write(upstream.in, to_upstream.data(), static_cast<int>(to_upstream.size()));
         check_bound();
         if (upstream_closing_ && upstream.outbox.empty() && BIO_ctrl_pending(upstream.out) == 0 &&
@@ -224,6 +233,7 @@ class Harness {
   }
 
   std::deque<Reply> replies;
+  bool client_takes_into_buffer = false;  // take_to_client(char*, size_t) rather than the string form
   std::unique_ptr<HttpsTerminator> terminator;
   Peer client;
   Peer upstream;
@@ -466,6 +476,23 @@ TEST(HttpsTerminator, ContentLengthDownloadStreamsWithinTheBound) {
   EXPECT_LE(h.max_seen_to_client, kBound);
   EXPECT_GT(h.max_seen_to_client, kBound / 2);
   // The response's end was found by its length: the next request is taken on the same connection.
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run([&] { return h.client.received == response + kOk; }));
+}
+
+// The relay takes the records into its queue (take_to_client(char*, size_t)): the same bytes, in order, within the
+// same bound, as the string form gives.
+TEST(HttpsTerminator, DownloadTakenIntoABufferIsTheSameStream) {
+  Harness h(read_only_repos(), {}, kBound);
+  h.client_takes_into_buffer = true;
+  std::string body(2 * 1024 * 1024 + 5, 'b');
+  std::string response = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  h.replies.push_back({"\r\n\r\n", response});
+  h.replies.push_back({"\r\n\r\n", kOk});
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run([&] { return h.client.received.size() >= response.size(); }, kLink, 200000));
+  EXPECT_TRUE(h.client.received == response) << h.client.received.size();
+  EXPECT_LE(h.max_seen_to_client, kBound);
   h.client.outbox = kGetRepo;
   ASSERT_TRUE(h.run([&] { return h.client.received == response + kOk; }));
 }
