@@ -80,27 +80,12 @@ bool Connection::start_terminator() {
 
 bool Connection::drive_terminated() {
   bool progressed;
+  bool failed = false;
   HttpsTerminator& t = *terminator_;
-  do {
-    progressed = false;
-    if (!read_into(
-            client_, [&] { return t.client_input_room(); }, [&](std::string_view bytes) { t.from_client(bytes); },
-            client_eof_, progressed)) {
-      return true;
-    }
-    if (client_eof_ && !client_closed_told_) {
-      client_closed_told_ = true;
-      t.client_closed();
-      progressed = true;
-    }
-    const bool was_eof = upstream_eof_;
-    if (!read_into(
-            upstream_, [&] { return t.upstream_input_room(); }, [&](std::string_view bytes) { t.from_upstream(bytes); },
-            upstream_eof_, progressed)) {
-      upstream_eof_ = true;  // a failed socket ends the upstream as its end of file does
-    }
-    if (upstream_eof_ && !was_eof) t.upstream_closed();
-    // The terminator's records go straight into each direction's queue, then out.
+  // The terminator's records go straight into each direction's queue, then out: after every read, so that a bulk
+  // transfer streams in read-sized steps (the next hop works while this one reads on) and the terminator's output
+  // is taken whole rather than left to be moved to the front of its buffer.
+  auto move_out = [&] {
     if (up_.pending() < Direction::kBufferCap &&
         up_.push_from(Direction::kBufferCap - up_.pending(),
                       [&](char* to, size_t max) { return t.take_to_upstream(to, max); }) > 0) {
@@ -111,8 +96,37 @@ bool Connection::drive_terminated() {
                         [&](char* to, size_t max) { return t.take_to_client(to, max); }) > 0) {
       progressed = true;
     }
-    if (!up_.flush(upstream_, progressed).is_ok()) return true;
-    if (!down_.flush(client_, progressed).is_ok()) return true;
+    failed = failed || !up_.flush(upstream_, progressed).is_ok() || !down_.flush(client_, progressed).is_ok();
+  };
+  do {
+    progressed = false;
+    if (!read_into(
+            client_, [&] { return failed ? 0 : t.client_input_room(); },
+            [&](std::string_view bytes) {
+              t.from_client(bytes);
+              move_out();
+            },
+            client_eof_, progressed)) {
+      return true;
+    }
+    if (client_eof_ && !client_closed_told_) {
+      client_closed_told_ = true;
+      t.client_closed();
+      progressed = true;
+    }
+    const bool was_eof = upstream_eof_;
+    if (!read_into(
+            upstream_, [&] { return failed ? 0 : t.upstream_input_room(); },
+            [&](std::string_view bytes) {
+              t.from_upstream(bytes);
+              move_out();
+            },
+            upstream_eof_, progressed)) {
+      upstream_eof_ = true;  // a failed socket ends the upstream as its end of file does
+    }
+    if (upstream_eof_ && !was_eof) t.upstream_closed();
+    move_out();
+    if (failed) return true;
     if (progressed) last_activity_ = Clock::now();
   } while (progressed);
   emit_terminator_events();
