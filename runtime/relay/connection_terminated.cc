@@ -52,6 +52,7 @@ bool read_into(Endpoint& src, Room&& room, Feed&& feed, bool& eof, bool& progres
 bool Connection::start_terminator() {
   TerminatorConfig config;
   config.authority = ctx_.termination->authority.get();
+  config.client_facing_ctx = ctx_.termination->client_facing.get();
   // The rules of one host share their trust: the first rule's upstream_ca (or the system store).
   auto upstream = ctx_.termination->upstream_context(terminating_.front().rule->upstream_ca);
   if (!upstream.is_ok()) {

@@ -131,11 +131,23 @@ static Status attach_memory_bios(SSL* ssl, BIO** in, BIO** out) {
   return Status::ok();
 }
 
+Result<SslCtxPtr> HttpsTerminator::client_facing_context(TlsAuthority& authority) {
+  auto context = authority.server_context();
+  if (!context) return context.status();
+  if (SSL_CTX_set_num_tickets(context->get(), 0) != 1) return openssl_error("SSL_CTX_set_num_tickets(0)");
+  SSL_CTX_set_session_cache_mode(context->get(), SSL_SESS_CACHE_OFF);
+  return context;
+}
+
 Status HttpsTerminator::init() {
-  auto server = config_.authority->server_context();
-  if (!server) return server.status().with_context("https terminator for " + config_.host);
-  server_ctx_ = std::move(server).value();
-  client_.ssl.reset(SSL_new(server_ctx_.get()));
+  SSL_CTX* server = config_.client_facing_ctx;
+  if (server == nullptr) {
+    auto made = client_facing_context(*config_.authority);
+    if (!made) return made.status().with_context("https terminator for " + config_.host);
+    own_server_ctx_ = std::move(made).value();
+    server = own_server_ctx_.get();
+  }
+  client_.ssl.reset(SSL_new(server));
   if (!client_.ssl) return openssl_error("SSL_new (sandbox side)");
   OI_TRY(attach_memory_bios(client_.ssl.get(), &client_.in, &client_.out));
   SSL_set_accept_state(client_.ssl.get());

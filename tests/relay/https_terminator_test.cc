@@ -123,7 +123,7 @@ class Harness {
  public:
   // `rules` with, per rule, whether it declares the github credential.
   Harness(std::vector<HostRule> rules, std::vector<bool> with_credential = {}, size_t max_buffered = 1 << 20,
-          UpstreamCert cert = UpstreamCert::trusted)
+          UpstreamCert cert = UpstreamCert::trusted, bool shared_client_facing = false)
       : rules_(std::move(rules)) {
     sandbox_ca_ = authority({kHost, "www.example.test"});
     public_ca_ = authority({kHost, "other.example.test"});
@@ -135,6 +135,12 @@ class Harness {
 
     TerminatorConfig config;
     config.authority = sandbox_ca_.get();
+    if (shared_client_facing) {  // as the relay does: one context for all its connections
+      auto context = HttpsTerminator::client_facing_context(*sandbox_ca_);
+      EXPECT_TRUE(context.is_ok()) << context.status().message();
+      if (context) client_facing_ = std::move(context).value();
+      config.client_facing_ctx = client_facing_.get();
+    }
     config.upstream_ctx = upstream_ctx_.get();
     config.host = kHost;
     config.port = 443;
@@ -270,7 +276,7 @@ class Harness {
   std::vector<HostRule> rules_;
   TempDir dir_;
   std::unique_ptr<TlsAuthority> sandbox_ca_, public_ca_, rogue_ca_;
-  SslCtxPtr upstream_ctx_, client_ctx_, server_ctx_;
+  SslCtxPtr upstream_ctx_, client_ctx_, server_ctx_, client_facing_;
   size_t searched_ = 0;
   bool upstream_closing_ = false;
   bool upstream_closed_ = false;
@@ -305,6 +311,22 @@ TEST(HttpsTerminator, GetAllowedReachesTheUpstreamAndItsResponseComesBack) {
   EXPECT_EQ("/repos/a/b", h.events[0].path);
   EXPECT_EQ("allow api.example.test (GET /repos/**)", h.events[0].rule);
   EXPECT_FALSE(h.terminator->finished());  // kept alive for the next request
+}
+
+// The relay makes the sandbox-facing context once for all its connections; a terminator without one makes its own.
+// Either way the sandbox gets no session ticket: no handshake pays for a resumption that could not happen.
+TEST(HttpsTerminator, SharedOrOwnClientFacingContextServesAndIssuesNoTicket) {
+  for (bool shared : {true, false}) {
+    SCOPED_TRACE(shared ? "shared context" : "own context");
+    Harness h(read_only_repos(), {}, 1 << 20, UpstreamCert::trusted, shared);
+    h.replies.push_back({"\r\n\r\n", kOk});
+    h.client.outbox = kGetRepo;
+    ASSERT_TRUE(h.run([&] { return h.client.received == kOk; })) << h.client.received;
+    SSL_SESSION* session = SSL_get_session(h.client.ssl.get());
+    ASSERT_NE(nullptr, session);
+    EXPECT_EQ(TLS1_3_VERSION, SSL_version(h.client.ssl.get()));
+    EXPECT_EQ(0, SSL_SESSION_is_resumable(session));  // with tickets (OpenSSL's default: 2) this would be 1
+  }
 }
 
 TEST(HttpsTerminator, PostToTheSamePathIsDeniedWithA403AndTheConnectionEnds) {
