@@ -221,11 +221,11 @@ int run_https_bench(const HttpsBenchOptions& options) {
   double ratio_min = 1e9;
   for (bool up : {false, true}) {
     std::vector<double> mibps[kPathCount];
-    double relay_cpu[kPathCount] = {};
+    double relay_cpu[kPathCount] = {}, cpu[kPathCount] = {};
     for (int r = 0; r < options.rounds; ++r) {
       for (size_t k = 0; k < kPathCount; ++k) {
         const size_t p = (k + static_cast<size_t>(r)) % kPathCount;
-        const double relay0 = relay_thread_cpu_s();
+        const double relay0 = relay_thread_cpu_s(), cpu0 = process_cpu_s();
         auto t0 = Clock::now();
         Conn c = clients.open(kPaths[p]);
         const std::string target = up ? "POST /count" : "GET /bytes/" + std::to_string(size);
@@ -237,6 +237,7 @@ int run_https_bench(const HttpsBenchOptions& options) {
         }
         close(c);
         relay_cpu[p] += relay_thread_cpu_s() - relay0;
+        cpu[p] += process_cpu_s() - cpu0;
         mibps[p].push_back(static_cast<double>(size) / (1 << 20) / secs);
       }
     }
@@ -247,7 +248,8 @@ int run_https_bench(const HttpsBenchOptions& options) {
       std::printf("  %-8s %-26s median %7.1f MiB/s (min %7.1f, max %7.1f)  ratio %.3f", up ? "upload" : "download",
                   name(kPaths[p]), med, *std::min_element(mibps[p].begin(), mibps[p].end()),
                   *std::max_element(mibps[p].begin(), mibps[p].end()), med / direct);
-      if (p > 0) std::printf("  relay thread %.2f s/GiB", relay_cpu[p] / gib);
+      std::printf("  | CPU %.2f s/GiB", cpu[p] / gib);
+      if (p > 0) std::printf(", relay thread %.2f", relay_cpu[p] / gib);
       std::printf("\n");
     }
     ratio_min = std::min(ratio_min, percentile(mibps[2], 0.5) / direct);

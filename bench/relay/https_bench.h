@@ -5,7 +5,8 @@
 //   passthrough  through the relay by CONNECT to a host whose rule does not terminate (TLS end to end);
 //   terminated   through the relay by CONNECT to a host whose rule says `tls: terminate` (the client trusts the
 //                relay's per-sandbox CA; the relay verifies the upstream against the rule's `upstream_ca`).
-// Measured: bulk download (GET /bytes/N) and upload (POST /count) throughput, MiB/s and the ratio to direct; the
+// Measured: bulk download (GET /bytes/N) and upload (POST /count) throughput, MiB/s and the ratio to direct, with
+// the CPU time per GiB of this process (client, server and relay together) and of the relay's thread; the
 // latency of small GETs on one keep-alive connection per path (p50/p90, added vs direct); and the handshake (a new
 // connection: TCP connect, CONNECT for the relay paths, TLS handshake, one small GET answered; p50/p90). The
 // issue's targets are printed with each: throughput >= 0.5 of direct, added keep-alive p50 < 0.3 ms, added
