@@ -164,6 +164,7 @@ void HttpsTerminator::start_upstream() {
   Status made = upstream_.ssl ? attach_memory_bios(upstream_.ssl.get(), &upstream_.in, &upstream_.out)
                               : openssl_error("SSL_new (upstream side)");
   if (made) made = set_upstream_host(upstream_.ssl.get(), config_.host);
+  if (made) offer_upstream_session(upstream_.ssl.get(), config_.host);  // resumed if the host gave one before
   if (!made) {
     upstream_.failed = true;
     event({.kind = TerminatorEvent::Kind::tls_error, .reason = "upstream side: " + made.message()});
