@@ -17,7 +17,7 @@ namespace oishell::relay {
 namespace {
 
 // What one read(2) takes at most: the bytes go from here straight into the terminator (no string between).
-constexpr size_t kReadChunk = 256 * 1024;
+constexpr size_t kReadChunk = 64 * 1024;
 
 char* read_scratch() {
   static thread_local std::unique_ptr<char[]> scratch(new char[kReadChunk]);  // the relay thread's
