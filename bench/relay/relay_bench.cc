@@ -5,6 +5,10 @@
 // forwarders as threads, socat as a child process when installed.
 //
 //   oishell-relay-bench [--size-mib N] [--rounds R] [--requests K] [--socat no] [--paths direct,connect,...]
+//   oishell-relay-bench --https [--size-mib 256] [--rounds 5] [--requests 2000] [--handshakes 300]
+//
+// --https runs the terminated-HTTPS benchmark instead (https_bench.h): direct TLS, CONNECT passthrough and
+// `tls: terminate` through the relay, against an HTTPS upstream on 127.0.0.2.
 //
 // Throughput: R rounds, each downloading N MiB over every path (direct; ideal = both ideal forwarders, or
 // ideal-splice / ideal-copy; connect = relay CONNECT; forward = relay absolute-form GET; socat), alternating in
@@ -16,9 +20,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <dirent.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,53 +34,16 @@
 #include <thread>
 #include <vector>
 
+#include "bench/relay/bench_net.h"
+#include "bench/relay/https_bench.h"
 #include "bench/relay/ideal_forwarder.h"
 #include "runtime/relay/relay.h"
 
 namespace {
 
 using namespace oishell;
+using namespace oishell::bench;
 using Clock = std::chrono::steady_clock;
-
-UniqueFd tcp_listen(const char* ip, uint16_t& port) {
-  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  int one = 1;
-  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  inet_pton(AF_INET, ip, &sin.sin_addr);
-  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 || listen(fd.get(), 1024) != 0) {
-    std::perror("bind/listen");
-    std::exit(1);
-  }
-  socklen_t len = sizeof sin;
-  getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sin), &len);
-  port = ntohs(sin.sin_port);
-  return fd;
-}
-
-UniqueFd tcp_connect(const char* ip, uint16_t port) {
-  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  int one = 1;
-  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  inet_pton(AF_INET, ip, &sin.sin_addr);
-  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0) return {};
-  return fd;
-}
-
-bool send_all(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // HTTP server: GET /bytes/N answers N bytes from a static buffer; one thread per connection; Connection: close.
 void serve_http(int listener) {
@@ -188,41 +153,6 @@ int64_t fetch(Path path, const Ports& ports, uint64_t size) {
   return total;
 }
 
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-// CPU time (user + system) of the whole process, and of the relay thread alone (found by its name).
-double process_cpu_s() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-double relay_thread_cpu_s() {
-  DIR* dir = opendir("/proc/self/task");
-  if (!dir) return 0;
-  double total = 0;
-  while (dirent* e = readdir(dir)) {
-    std::string base = std::string("/proc/self/task/") + e->d_name;
-    FILE* comm = std::fopen((base + "/comm").c_str(), "r");
-    if (!comm) continue;
-    char name[32] = {};
-    bool relay = std::fgets(name, sizeof name, comm) && std::string(name) == "oishell-relay\n";
-    std::fclose(comm);
-    if (!relay) continue;
-    if (FILE* stat = std::fopen((base + "/schedstat").c_str(), "r")) {
-      unsigned long long ns = 0;
-      if (std::fscanf(stat, "%llu", &ns) == 1) total += static_cast<double>(ns) / 1e9;
-      std::fclose(stat);
-    }
-  }
-  closedir(dir);
-  return total;
-}
-
 // Packets through the loopback device so far (its transmit count: every TCP segment on 127.0.0.x passes once).
 double loopback_packets() {
   FILE* f = std::fopen("/proc/net/dev", "r");
@@ -254,6 +184,18 @@ int main(int argc, char** argv) {
   int requests = 1000;
   bool use_socat = true;
   std::string only;
+  if (std::find_if(argv + 1, argv + argc, [](const char* a) { return std::string(a) == "--https"; }) != argv + argc) {
+    bench::HttpsBenchOptions https;
+    for (int i = 1; i + 1 < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--size-mib") https.size_mib = std::strtoull(argv[i + 1], nullptr, 10);
+      if (a == "--rounds") https.rounds = std::atoi(argv[i + 1]);
+      if (a == "--requests") https.requests = std::atoi(argv[i + 1]);
+      if (a == "--handshakes") https.handshakes = std::atoi(argv[i + 1]);
+    }
+    signal(SIGPIPE, SIG_IGN);
+    return bench::run_https_bench(https);
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--size-mib") size_mib = std::strtoull(argv[i + 1], nullptr, 10);

@@ -29,6 +29,7 @@ namespace oishell::relay {
 // host's store, or a rule's upstream_ca), made when first needed.
 struct Termination {
   std::unique_ptr<TlsAuthority> authority;
+  SslCtxPtr client_facing;  // HttpsTerminator::client_facing_context(*authority), shared by every connection
   SandboxCredentials credentials;
   std::map<std::string, SslCtxPtr> upstream_contexts;  // by upstream_ca ("" = the system store)
   Result<SSL_CTX*> upstream_context(const std::string& ca_file);

@@ -5,7 +5,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <memory>
+#include <string_view>
 
 #include "runtime/relay/audit.h"
 #include "runtime/relay/connection.h"
@@ -13,13 +16,24 @@
 namespace oishell::relay {
 namespace {
 
-// Reads what `src` has, at most `room` bytes, into `into`. Sets `eof` at end of file; false on an error.
-bool read_some(Endpoint& src, size_t room, std::string& into, bool& eof, bool& progressed) {
-  char buf[16 * 1024];
-  while (src.readable && !eof && into.size() < room) {
-    ssize_t n = ::read(src.fd.get(), buf, std::min(sizeof buf, room - into.size()));
+// What one read(2) takes at most: the bytes go from here straight into the terminator (no string between).
+constexpr size_t kReadChunk = 64 * 1024;
+
+char* read_scratch() {
+  static thread_local std::unique_ptr<char[]> scratch(new char[kReadChunk]);  // the relay thread's
+  return scratch.get();
+}
+
+// Reads what `src` has and hands each read to `feed`, each at most `room()` bytes (asked again before every read:
+// feeding the terminator changes it). Sets `eof` at end of file; false on an error.
+template <typename Room, typename Feed>
+bool read_into(Endpoint& src, Room&& room, Feed&& feed, bool& eof, bool& progressed) {
+  char* scratch = read_scratch();
+  size_t want;
+  while (src.readable && !eof && (want = std::min(room(), kReadChunk)) > 0) {
+    ssize_t n = ::read(src.fd.get(), scratch, want);
     if (n > 0) {
-      into.append(buf, static_cast<size_t>(n));
+      feed(std::string_view(scratch, static_cast<size_t>(n)));
       progressed = true;
     } else if (n == 0) {
       eof = true;
@@ -38,6 +52,7 @@ bool read_some(Endpoint& src, size_t room, std::string& into, bool& eof, bool& p
 bool Connection::start_terminator() {
   TerminatorConfig config;
   config.authority = ctx_.termination->authority.get();
+  config.client_facing_ctx = ctx_.termination->client_facing.get();
   // The rules of one host share their trust: the first rule's upstream_ca (or the system store).
   auto upstream = ctx_.termination->upstream_context(terminating_.front().rule->upstream_ca);
   if (!upstream.is_ok()) {
@@ -66,43 +81,57 @@ bool Connection::start_terminator() {
 
 bool Connection::drive_terminated() {
   bool progressed;
-  do {
-    progressed = false;
-    std::string from_client;
-    if (!read_client_into(from_client, terminator_->client_input_room(), progressed)) return true;
-    if (!from_client.empty()) terminator_->from_client(from_client);
-    if (client_eof_ && !client_closed_told_) {
-      client_closed_told_ = true;
-      terminator_->client_closed();
+  bool failed = false;
+  HttpsTerminator& t = *terminator_;
+  // The terminator's records go straight into each direction's queue, then out: after every read, so that a bulk
+  // transfer streams in read-sized steps (the next hop works while this one reads on) and the terminator's output
+  // is taken whole rather than left to be moved to the front of its buffer.
+  auto move_out = [&] {
+    if (up_.pending() < Direction::kBufferCap &&
+        up_.push_from(Direction::kBufferCap - up_.pending(),
+                      [&](char* to, size_t max) { return t.take_to_upstream(to, max); }) > 0) {
       progressed = true;
     }
-    std::string from_upstream;
+    if (down_.pending() < Direction::kBufferCap &&
+        down_.push_from(Direction::kBufferCap - down_.pending(),
+                        [&](char* to, size_t max) { return t.take_to_client(to, max); }) > 0) {
+      progressed = true;
+    }
+    failed = failed || !up_.flush(upstream_, progressed).is_ok() || !down_.flush(client_, progressed).is_ok();
+  };
+  do {
+    progressed = false;
+    if (!read_into(
+            client_, [&] { return failed ? 0 : t.client_input_room(); },
+            [&](std::string_view bytes) {
+              t.from_client(bytes);
+              move_out();
+            },
+            client_eof_, progressed)) {
+      return true;
+    }
+    if (client_eof_ && !client_closed_told_) {
+      client_closed_told_ = true;
+      t.client_closed();
+      progressed = true;
+    }
     const bool was_eof = upstream_eof_;
-    if (!read_some(upstream_, terminator_->upstream_input_room(), from_upstream, upstream_eof_, progressed)) {
+    if (!read_into(
+            upstream_, [&] { return failed ? 0 : t.upstream_input_room(); },
+            [&](std::string_view bytes) {
+              t.from_upstream(bytes);
+              move_out();
+            },
+            upstream_eof_, progressed)) {
       upstream_eof_ = true;  // a failed socket ends the upstream as its end of file does
     }
-    if (!from_upstream.empty()) terminator_->from_upstream(from_upstream);
-    if (upstream_eof_ && !was_eof) terminator_->upstream_closed();
-    if (up_.pending() < Direction::kBufferCap) {
-      std::string out = terminator_->take_to_upstream(Direction::kBufferCap - up_.pending());
-      if (!out.empty()) {
-        up_.push(out);
-        progressed = true;
-      }
-    }
-    if (down_.pending() < Direction::kBufferCap) {
-      std::string out = terminator_->take_to_client(Direction::kBufferCap - down_.pending());
-      if (!out.empty()) {
-        down_.push(out);
-        progressed = true;
-      }
-    }
-    if (!up_.flush(upstream_, progressed).is_ok()) return true;
-    if (!down_.flush(client_, progressed).is_ok()) return true;
+    if (upstream_eof_ && !was_eof) t.upstream_closed();
+    move_out();
+    if (failed) return true;
     if (progressed) last_activity_ = Clock::now();
   } while (progressed);
   emit_terminator_events();
-  return terminator_->finished() && up_.pending() == 0 && down_.pending() == 0;
+  return t.finished() && up_.pending() == 0 && down_.pending() == 0;
 }
 
 void Connection::emit_terminator_events() {

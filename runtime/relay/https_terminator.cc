@@ -49,6 +49,18 @@ std::string_view raw_head(std::string_view data, size_t consumed) {
   return head;
 }
 
+// Moves the first `n` bytes of `from` to the end of `to`. A body streams through whole buffers, so the common case
+// (all of `from` into an empty `to`) swaps the two rather than copying.
+void move_front(std::string& from, size_t n, std::string& to) {
+  if (n == from.size() && to.empty()) {
+    to.swap(from);
+    from.clear();
+    return;
+  }
+  to.append(from, 0, n);
+  from.erase(0, n);
+}
+
 bool names_host(std::string_view value, const std::string& host, uint16_t port) {
   auto authority = parse_authority(value, port);
   return authority && authority->host == host && authority->port == port;
@@ -119,11 +131,23 @@ static Status attach_memory_bios(SSL* ssl, BIO** in, BIO** out) {
   return Status::ok();
 }
 
+Result<SslCtxPtr> HttpsTerminator::client_facing_context(TlsAuthority& authority) {
+  auto context = authority.server_context();
+  if (!context) return context.status();
+  if (SSL_CTX_set_num_tickets(context->get(), 0) != 1) return openssl_error("SSL_CTX_set_num_tickets(0)");
+  SSL_CTX_set_session_cache_mode(context->get(), SSL_SESS_CACHE_OFF);
+  return context;
+}
+
 Status HttpsTerminator::init() {
-  auto server = config_.authority->server_context();
-  if (!server) return server.status().with_context("https terminator for " + config_.host);
-  server_ctx_ = std::move(server).value();
-  client_.ssl.reset(SSL_new(server_ctx_.get()));
+  SSL_CTX* server = config_.client_facing_ctx;
+  if (server == nullptr) {
+    auto made = client_facing_context(*config_.authority);
+    if (!made) return made.status().with_context("https terminator for " + config_.host);
+    own_server_ctx_ = std::move(made).value();
+    server = own_server_ctx_.get();
+  }
+  client_.ssl.reset(SSL_new(server));
   if (!client_.ssl) return openssl_error("SSL_new (sandbox side)");
   OI_TRY(attach_memory_bios(client_.ssl.get(), &client_.in, &client_.out));
   SSL_set_accept_state(client_.ssl.get());
@@ -140,6 +164,7 @@ void HttpsTerminator::start_upstream() {
   Status made = upstream_.ssl ? attach_memory_bios(upstream_.ssl.get(), &upstream_.in, &upstream_.out)
                               : openssl_error("SSL_new (upstream side)");
   if (made) made = set_upstream_host(upstream_.ssl.get(), config_.host);
+  if (made) offer_upstream_session(upstream_.ssl.get(), config_.host);  // resumed if the host gave one before
   if (!made) {
     upstream_.failed = true;
     event({.kind = TerminatorEvent::Kind::tls_error, .reason = "upstream side: " + made.message()});
@@ -173,15 +198,17 @@ void HttpsTerminator::upstream_closed() {
   pump();
 }
 
+static size_t take(BIO* bio, char* out, size_t max) {
+  if (bio == nullptr) return 0;
+  size_t n = std::min<size_t>({BIO_ctrl_pending(bio), max, static_cast<size_t>(std::numeric_limits<int>::max())});
+  if (n == 0) return 0;
+  int got = BIO_read(bio, out, static_cast<int>(n));
+  return got > 0 ? static_cast<size_t>(got) : 0;
+}
+
 static std::string take(BIO* bio, size_t max) {
-  std::string out;
-  if (bio == nullptr) return out;
-  size_t n = std::min<size_t>(BIO_ctrl_pending(bio), max);
-  out.resize(n);
-  if (n > 0) {
-    int got = BIO_read(bio, out.data(), static_cast<int>(n));
-    out.resize(got > 0 ? static_cast<size_t>(got) : 0);
-  }
+  std::string out(std::min<size_t>(bio ? BIO_ctrl_pending(bio) : 0, max), '\0');
+  out.resize(take(bio, out.data(), out.size()));
   return out;
 }
 
@@ -195,6 +222,18 @@ std::string HttpsTerminator::take_to_upstream(size_t max) {
   std::string out = take(upstream_.out, max);
   if (!out.empty()) pump();
   return out;
+}
+
+size_t HttpsTerminator::take_to_client(char* out, size_t max) {
+  size_t n = take(client_.out, out, max);
+  if (n > 0) pump();
+  return n;
+}
+
+size_t HttpsTerminator::take_to_upstream(char* out, size_t max) {
+  size_t n = take(upstream_.out, out, max);
+  if (n > 0) pump();
+  return n;
 }
 
 static size_t pending(BIO* bio) { return bio ? BIO_ctrl_pending(bio) : 0; }
@@ -423,8 +462,7 @@ void HttpsTerminator::process_requests() {
       n = *fed;
       if (request_chunks_.done()) request_ = RequestState::head;
     }
-    to_upstream_.append(client_plain_, 0, n);
-    client_plain_.erase(0, n);
+    move_front(client_plain_, n, to_upstream_);
   }
 }
 
@@ -584,8 +622,7 @@ void HttpsTerminator::process_responses() {
       }
       n = *fed;
     }
-    to_client_.append(upstream_plain_, 0, n);
-    upstream_plain_.erase(0, n);
+    move_front(upstream_plain_, n, to_client_);
     if ((response_ == ResponseState::body_length && response_left_ == 0) ||
         (response_ == ResponseState::body_chunked && response_chunks_.done())) {
       response_done();

@@ -42,6 +42,15 @@ class Direction {
 
   // Queues bytes for the destination (may exceed the capacity: reads stop until it drains).
   void push(std::string_view bytes) { buf_.append(bytes); }
+  // Queues what `produce(char* to, size_t max)` writes in place, at most `max` bytes, and returns how many it
+  // wrote: bytes made elsewhere (a TLS record) land in the queue without an intermediate copy.
+  template <typename Produce>
+  size_t push_from(size_t max, Produce&& produce) {
+    if (max == 0) return 0;
+    size_t n = produce(buf_.write_space(max), max);
+    buf_.commit(n);
+    return n;
+  }
   // While gated, reads go to the buffer (to be inspected through buffered()) and only released bytes are written.
   void set_gated(bool gated) {
     gated_ = gated;

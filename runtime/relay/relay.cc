@@ -97,7 +97,10 @@ class RelayImpl final : public Relay {
   Status enable_termination(std::unique_ptr<TlsAuthority> authority, SandboxCredentials credentials) override {
     if (thread_.joinable()) return Status::error("relay: enable_termination() after serve()");
     if (!authority) return Status::error("relay: enable_termination() without an authority");
+    auto client_facing = HttpsTerminator::client_facing_context(*authority);
+    if (!client_facing) return client_facing.status().with_context("relay: the sandbox-facing TLS context");
     ctx_.termination = std::make_unique<Termination>();
+    ctx_.termination->client_facing = std::move(client_facing).value();
     ctx_.termination->authority = std::move(authority);
     ctx_.termination->credentials = std::move(credentials);
     return Status::ok();

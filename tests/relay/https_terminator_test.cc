@@ -123,7 +123,7 @@ class Harness {
  public:
   // `rules` with, per rule, whether it declares the github credential.
   Harness(std::vector<HostRule> rules, std::vector<bool> with_credential = {}, size_t max_buffered = 1 << 20,
-          UpstreamCert cert = UpstreamCert::trusted)
+          UpstreamCert cert = UpstreamCert::trusted, bool shared_client_facing = false)
       : rules_(std::move(rules)) {
     sandbox_ca_ = authority({kHost, "www.example.test"});
     public_ca_ = authority({kHost, "other.example.test"});
@@ -135,6 +135,12 @@ class Harness {
 
     TerminatorConfig config;
     config.authority = sandbox_ca_.get();
+    if (shared_client_facing) {  // as the relay does: one context for all its connections
+      auto context = HttpsTerminator::client_facing_context(*sandbox_ca_);
+      EXPECT_TRUE(context.is_ok()) << context.status().message();
+      if (context) client_facing_ = std::move(context).value();
+      config.client_facing_ctx = client_facing_.get();
+    }
     config.upstream_ctx = upstream_ctx_.get();
     config.host = kHost;
     config.port = 443;
@@ -190,14 +196,23 @@ class Harness {
       size_t n = std::min(BIO_ctrl_pending(client.out), terminator->client_input_room());
       if (n > 0) terminator->from_client(read_bio(client.out, n));
       check_bound();
-      std::string to_client = terminator->take_to_client(link);
+      // Towards the client as the tests choose (the string or the buffer form); towards the upstream always into a
+      // buffer, as the relay takes them.
+      std::string to_client;
+      if (client_takes_into_buffer) {
+        to_client.resize(std::min<size_t>(link, 1 << 20));
+        to_client.resize(terminator->take_to_client(to_client.data(), to_client.size()));
+      } else {
+        to_client = terminator->take_to_client(link);
+      }
       BIO_write(client.in, to_client.data(), static_cast<int>(to_client.size()));
       check_bound();
       if (terminator->upstream_started()) {
         n = std::min(BIO_ctrl_pending(upstream.out), terminator->upstream_input_room());
         if (n > 0) terminator->from_upstream(read_bio(upstream.out, n));
         check_bound();
-        std::string to_upstream = terminator->take_to_upstream(link);
+        std::string to_upstream(std::min<size_t>(link, 1 << 20), '\0');
+        to_upstream.resize(terminator->take_to_upstream(to_upstream.data(), to_upstream.size()));
         BIO_write(upstream.in, to_upstream.data(), static_cast<int>(to_upstream.size()));
         check_bound();
         if (upstream_closing_ && upstream.outbox.empty() && BIO_ctrl_pending(upstream.out) == 0 &&
@@ -224,6 +239,7 @@ class Harness {
   }
 
   std::deque<Reply> replies;
+  bool client_takes_into_buffer = false;  // take_to_client(char*, size_t) rather than the string form
   std::unique_ptr<HttpsTerminator> terminator;
   Peer client;
   Peer upstream;
@@ -260,7 +276,7 @@ class Harness {
   std::vector<HostRule> rules_;
   TempDir dir_;
   std::unique_ptr<TlsAuthority> sandbox_ca_, public_ca_, rogue_ca_;
-  SslCtxPtr upstream_ctx_, client_ctx_, server_ctx_;
+  SslCtxPtr upstream_ctx_, client_ctx_, server_ctx_, client_facing_;
   size_t searched_ = 0;
   bool upstream_closing_ = false;
   bool upstream_closed_ = false;
@@ -295,6 +311,22 @@ TEST(HttpsTerminator, GetAllowedReachesTheUpstreamAndItsResponseComesBack) {
   EXPECT_EQ("/repos/a/b", h.events[0].path);
   EXPECT_EQ("allow api.example.test (GET /repos/**)", h.events[0].rule);
   EXPECT_FALSE(h.terminator->finished());  // kept alive for the next request
+}
+
+// The relay makes the sandbox-facing context once for all its connections; a terminator without one makes its own.
+// Either way the sandbox gets no session ticket: no handshake pays for a resumption that could not happen.
+TEST(HttpsTerminator, SharedOrOwnClientFacingContextServesAndIssuesNoTicket) {
+  for (bool shared : {true, false}) {
+    SCOPED_TRACE(shared ? "shared context" : "own context");
+    Harness h(read_only_repos(), {}, 1 << 20, UpstreamCert::trusted, shared);
+    h.replies.push_back({"\r\n\r\n", kOk});
+    h.client.outbox = kGetRepo;
+    ASSERT_TRUE(h.run([&] { return h.client.received == kOk; })) << h.client.received;
+    SSL_SESSION* session = SSL_get_session(h.client.ssl.get());
+    ASSERT_NE(nullptr, session);
+    EXPECT_EQ(TLS1_3_VERSION, SSL_version(h.client.ssl.get()));
+    EXPECT_EQ(0, SSL_SESSION_is_resumable(session));  // with tickets (OpenSSL's default: 2) this would be 1
+  }
 }
 
 TEST(HttpsTerminator, PostToTheSamePathIsDeniedWithA403AndTheConnectionEnds) {
@@ -466,6 +498,23 @@ TEST(HttpsTerminator, ContentLengthDownloadStreamsWithinTheBound) {
   EXPECT_LE(h.max_seen_to_client, kBound);
   EXPECT_GT(h.max_seen_to_client, kBound / 2);
   // The response's end was found by its length: the next request is taken on the same connection.
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run([&] { return h.client.received == response + kOk; }));
+}
+
+// The relay takes the records into its queue (take_to_client(char*, size_t)): the same bytes, in order, within the
+// same bound, as the string form gives.
+TEST(HttpsTerminator, DownloadTakenIntoABufferIsTheSameStream) {
+  Harness h(read_only_repos(), {}, kBound);
+  h.client_takes_into_buffer = true;
+  std::string body(2 * 1024 * 1024 + 5, 'b');
+  std::string response = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  h.replies.push_back({"\r\n\r\n", response});
+  h.replies.push_back({"\r\n\r\n", kOk});
+  h.client.outbox = kGetRepo;
+  ASSERT_TRUE(h.run([&] { return h.client.received.size() >= response.size(); }, kLink, 200000));
+  EXPECT_TRUE(h.client.received == response) << h.client.received.size();
+  EXPECT_LE(h.max_seen_to_client, kBound);
   h.client.outbox = kGetRepo;
   ASSERT_TRUE(h.run([&] { return h.client.received == response + kOk; }));
 }

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 namespace oishell::relay {
@@ -134,6 +135,27 @@ TEST(DirectionTest, GatedWritesOnlyWhatWasReleased) {
   d.set_gated(false);  // ungated: everything goes
   ASSERT_TRUE(d.flush(dst, progressed).is_ok());
   EXPECT_EQ("after", drain());
+}
+
+TEST(DirectionTest, PushFromQueuesWhatTheProducerWroteInPlaceAfterWhatWasThere) {
+  Direction d;
+  d.push("head|");
+  size_t asked = 0;
+  size_t n = d.push_from(64, [&](char* to, size_t max) {
+    asked = max;
+    std::memcpy(to, "record", 6);
+    return size_t{6};  // less than it was offered
+  });
+  EXPECT_EQ(64u, asked);
+  EXPECT_EQ(6u, n);
+  EXPECT_EQ("head|record", d.buffered());
+  // Nothing offered: the producer is not called.
+  EXPECT_EQ(0u, d.push_from(0, [](char*, size_t) -> size_t {
+    ADD_FAILURE() << "called with no room";
+    return 0;
+  }));
+  EXPECT_EQ(0u, d.push_from(8, [](char*, size_t) { return size_t{0}; }));
+  EXPECT_EQ("head|record", d.buffered());
 }
 
 }  // namespace

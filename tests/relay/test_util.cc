@@ -277,11 +277,13 @@ std::optional<nlohmann::json> RecordingSink::wait_for(const std::string& name, c
   return found;
 }
 
-RelayUnderTest::RelayUnderTest(const NetworkSpec& spec, RelayOptions options, AskHandler ask) {
+RelayUnderTest::RelayUnderTest(const NetworkSpec& spec, RelayOptions options, AskHandler ask,
+                               const std::function<void(Relay&)>& prepare) {
   auto created = Relay::create(spec, events, std::move(ask), options);
   EXPECT_TRUE(created.is_ok()) << (created.is_ok() ? "" : created.status().message());
   if (!created) return;
   relay_ = std::move(*created);
+  if (prepare) prepare(*relay_);
   std::vector<Listener> listeners;
   listeners.push_back({listen_on("127.0.0.1", http_port), Protocol::http});
   listeners.push_back({listen_on("127.0.0.1", socks_port), Protocol::socks5});

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -83,7 +84,9 @@ class RecordingSink final : public EventSink {
 // A relay serving HTTP and SOCKS5 listeners on 127.0.0.1 and ::1, ports chosen by the kernel.
 class RelayUnderTest {
  public:
-  RelayUnderTest(const NetworkSpec& spec, RelayOptions options = {}, AskHandler ask = nullptr);
+  // `prepare`: called on the relay before it starts (enable_termination, ...).
+  RelayUnderTest(const NetworkSpec& spec, RelayOptions options = {}, AskHandler ask = nullptr,
+                 const std::function<void(Relay&)>& prepare = nullptr);
   ~RelayUnderTest();
   uint16_t http_port = 0, socks_port = 0, http6_port = 0;
   RecordingSink events;

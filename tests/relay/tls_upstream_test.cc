@@ -87,6 +87,70 @@ TEST(TlsAuthorityUpstream, CertificateForAnotherNameIsRefused) {
   EXPECT_EQ(X509_V_OK, h.verify_result);
 }
 
+// One connection from `client_context` to `server_context` for `host`, as the terminator makes it (the kept
+// session offered, then the handshake), the client reading on after it as the terminator does, so that it takes
+// the TLS 1.3 session tickets the server sends then, and ending with close_notify. Returns whether the session was
+// resumed; `done`: whether both ends finished their handshake.
+bool connect_once(SSL_CTX* server_context, SSL_CTX* client_context, const std::string& host, bool& done) {
+  SslPtr server(SSL_new(server_context));
+  SslPtr client(SSL_new(client_context));
+  BIO* server_end = nullptr;
+  BIO* client_end = nullptr;
+  if (!server || !client || BIO_new_bio_pair(&server_end, 0, &client_end, 0) != 1) return false;
+  SSL_set_bio(server.get(), server_end, server_end);
+  SSL_set_bio(client.get(), client_end, client_end);
+  SSL_set_accept_state(server.get());
+  SSL_set_connect_state(client.get());
+  EXPECT_TRUE(set_upstream_host(client.get(), host).is_ok());
+  offer_upstream_session(client.get(), host);
+  bool client_done = false, server_done = false;
+  for (int round = 0; round < 50 && !(client_done && server_done); ++round) {
+    if (!client_done) client_done = SSL_do_handshake(client.get()) == 1;
+    if (!server_done) server_done = SSL_do_handshake(server.get()) == 1;
+  }
+  char byte;
+  EXPECT_LE(SSL_read(client.get(), &byte, 1), 0);  // nothing but the tickets to read
+  done = client_done && server_done;
+  const bool resumed = SSL_session_reused(client.get()) == 1;
+  // The end the terminator makes (close_notify): OpenSSL does not resume a session whose connection ended without.
+  if (done) SSL_shutdown(client.get());
+  return resumed;
+}
+
+TEST(TlsAuthorityUpstream, ASecondConnectionToAHostResumesAndNoOtherHostOrContextDoes) {
+  auto upstream_ca = authority({"api.example.test", "other.example.test"});
+  ASSERT_NE(nullptr, upstream_ca);
+  TempDir dir;
+  std::string ca_file = dir.write("ca.pem", upstream_ca->certificate_pem());
+  auto client = upstream_client_context(ca_file);
+  ASSERT_TRUE(client.is_ok()) << client.status().message();
+  auto server = upstream_ca->server_context();  // sends session tickets, as OpenSSL servers do by default
+  ASSERT_TRUE(server.is_ok());
+  bool done = false;
+  EXPECT_FALSE(connect_once(server->get(), client->get(), "api.example.test", done));  // the first: full
+  EXPECT_TRUE(done);
+  EXPECT_TRUE(connect_once(server->get(), client->get(), "api.example.test", done));  // then resumed
+  EXPECT_TRUE(done);
+  // Another host of the same server and trust: its own full handshake, never the first host's session.
+  EXPECT_FALSE(connect_once(server->get(), client->get(), "other.example.test", done));
+  EXPECT_TRUE(done);
+  // Another context (another rule's trust, even with the same file): nothing kept there yet.
+  auto other_client = upstream_client_context(ca_file);
+  ASSERT_TRUE(other_client.is_ok());
+  EXPECT_FALSE(connect_once(server->get(), other_client->get(), "api.example.test", done));
+  EXPECT_TRUE(done);
+  // A server whose certificate does not verify gets no session kept, so nothing to resume at the next connection.
+  auto rogue_ca = authority({"api.example.test", "other.example.test"});
+  ASSERT_NE(nullptr, rogue_ca);
+  auto rogue_server = rogue_ca->server_context();
+  auto third_client = upstream_client_context(ca_file);
+  ASSERT_TRUE(third_client.is_ok());
+  EXPECT_FALSE(connect_once(rogue_server->get(), third_client->get(), "api.example.test", done));
+  EXPECT_FALSE(done);
+  EXPECT_FALSE(connect_once(server->get(), third_client->get(), "api.example.test", done));
+  EXPECT_TRUE(done);
+}
+
 TEST(TlsAuthorityUpstream, OffersHttp11Only) {
   auto upstream_ca = authority();
   ASSERT_NE(nullptr, upstream_ca);
