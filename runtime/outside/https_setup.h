@@ -17,8 +17,10 @@
 
 namespace oishell {
 
-// The CA's validity: the sandbox's expected life (an agent session is hours), kept short.
-inline constexpr std::chrono::hours kSandboxAuthorityValidity{24};
+// The CA's validity: the longest a sandbox is served TLS for its terminated hosts. An agent session can be left
+// running for days, so a month; what the sandbox's clients are shown is a leaf valid for a day, renewed
+// (relay::TlsAuthority::kLeafValidity). The CA's key never leaves the supervisor's memory and dies with it.
+inline constexpr std::chrono::hours kSandboxAuthorityValidity{24 * 30};
 
 // Where distributions keep the system trust bundle, in the order they are looked for: Debian and Ubuntu, Fedora
 // and RHEL, openSUSE, Alpine.

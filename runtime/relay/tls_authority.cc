@@ -161,7 +161,7 @@ int select_http1(SSL* /*ssl*/, const unsigned char** out, unsigned char* out_len
 }  // namespace
 
 Result<std::unique_ptr<TlsAuthority>> TlsAuthority::create(const std::vector<std::string>& permitted_names,
-                                                           std::chrono::seconds validity) {
+                                                           std::chrono::seconds validity, Clock clock) {
   const std::string context = "making the sandbox's TLS authority";
   if (permitted_names.empty()) {
     // RFC 5280 has no nameConstraints that permit nothing (permittedSubtrees holds at least one subtree), and an
@@ -173,6 +173,7 @@ Result<std::unique_ptr<TlsAuthority>> TlsAuthority::create(const std::vector<std
                          " s is not between 1 s and 10 years");
   }
   std::unique_ptr<TlsAuthority> authority(new TlsAuthority());
+  authority->clock_ = clock ? std::move(clock) : Clock([] { return std::time(nullptr); });
   for (const std::string& text : permitted_names) {
     auto rule = parse_permitted(text);
     if (!rule) return rule.status().with_context(context);
@@ -185,7 +186,7 @@ Result<std::unique_ptr<TlsAuthority>> TlsAuthority::create(const std::vector<std
   if (!tag) return tag.status().with_context(context);
   auto name = name_with_common_name("oishell sandbox CA " + *tag);
   if (!name) return name.status().with_context(context);
-  std::time_t now = std::time(nullptr);
+  std::time_t now = authority->clock_();
   Asn1TimePtr not_before(X509_time_adj_ex(nullptr, 0, -static_cast<long>(kClockSkew.count()), &now));
   Asn1TimePtr not_after(X509_time_adj_ex(nullptr, static_cast<int>(validity.count() / 86400),
                                          static_cast<long>(validity.count() % 86400), &now));
@@ -230,7 +231,16 @@ Result<std::shared_ptr<const TlsAuthority::Leaf>> TlsAuthority::leaf_for(const s
   // Minting under the lock: two connections asking for one new host get one leaf, and the cost (a key and a
   // signature, well under a millisecond) is small next to the handshake that asked for it.
   std::lock_guard lock(mutex_);
-  if (auto found = leaves_.find(*name); found != leaves_.end()) return found->second;
+  if (auto found = leaves_.find(*name); found != leaves_.end()) {
+    // Still well inside its validity: the cached leaf. Near its end: a fresh one takes its place (a connection
+    // holding the old one keeps it).
+    std::time_t renew_by = clock_() + static_cast<std::time_t>(kLeafRenewal.count());
+    if (X509_cmp_time(X509_get0_notAfter(found->second->certificate.get()), &renew_by) > 0) return found->second;
+    auto renewed = mint(*name);
+    if (!renewed) return renewed.status().with_context("TLS certificate for " + shown(*name));
+    found->second = *renewed;
+    return renewed;
+  }
   auto leaf = mint(*name);
   if (!leaf) return leaf.status().with_context("TLS certificate for " + shown(*name));
   if (leaves_.size() >= kMaxCachedLeaves) {
@@ -243,16 +253,25 @@ Result<std::shared_ptr<const TlsAuthority::Leaf>> TlsAuthority::leaf_for(const s
 }
 
 Result<std::shared_ptr<const TlsAuthority::Leaf>> TlsAuthority::mint(const std::string& host) {
-  std::time_t now = std::time(nullptr);
+  std::time_t now = clock_();
   const ASN1_TIME* ca_not_before = X509_get0_notBefore(certificate_.get());
   const ASN1_TIME* ca_not_after = X509_get0_notAfter(certificate_.get());
-  if (X509_cmp_time(ca_not_after, &now) <= 0) return Status::error("the sandbox's TLS authority has expired");
-  // Valid from an hour ago (clock skew) but never before the CA, until the CA's own end: inside its validity.
+  if (X509_cmp_time(ca_not_after, &now) <= 0) {
+    return Status::error("the sandbox's TLS authority has expired (the sandbox has lived longer than its CA's "
+                         "validity; start a new one)");
+  }
+  // Valid from an hour ago (clock skew) but never before the CA, for kLeafValidity but never past the CA's end:
+  // inside its validity.
   Asn1TimePtr not_before(X509_time_adj_ex(nullptr, 0, -static_cast<long>(kClockSkew.count()), &now));
-  if (!not_before) return openssl_error("X509_time_adj_ex");
+  Asn1TimePtr not_after(X509_time_adj_ex(nullptr, 0, static_cast<long>(kLeafValidity.count()), &now));
+  if (!not_before || !not_after) return openssl_error("X509_time_adj_ex");
   if (ASN1_TIME_compare(not_before.get(), ca_not_before) < 0) {
     not_before.reset(ASN1_STRING_dup(ca_not_before));
     if (!not_before) return openssl_error("ASN1_STRING_dup");
+  }
+  if (ASN1_TIME_compare(not_after.get(), ca_not_after) > 0) {
+    not_after.reset(ASN1_STRING_dup(ca_not_after));
+    if (!not_after) return openssl_error("ASN1_STRING_dup");
   }
 
   // A fresh key per leaf rather than one shared by all: a P-256 key costs about what the signature does, and each
@@ -269,7 +288,7 @@ Result<std::shared_ptr<const TlsAuthority::Leaf>> TlsAuthority::mint(const std::
     subject = std::move(*name);
   }
   auto certificate = new_certificate(key->get(), subject.get(), X509_get_subject_name(certificate_.get()),
-                                     not_before.get(), ca_not_after);
+                                     not_before.get(), not_after.get());
   if (!certificate) return certificate.status();
 
   X509* leaf = certificate->get();

@@ -10,7 +10,9 @@
 // verify at a client that enforces name constraints (OpenSSL, NSS, Go's crypto/x509 and rustls's webpki do).
 #include <chrono>
 #include <cstddef>
+#include <ctime>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,12 +41,20 @@ class TlsAuthority {
   static constexpr size_t kMaxCachedLeaves = 1024;
   // The clock skew allowed for: certificates are valid from this long before they were made.
   static constexpr std::chrono::seconds kClockSkew = std::chrono::hours(1);
+  // A leaf is valid for a day from when it is minted (never past the CA's end), and minted afresh when a cached one
+  // has less than kLeafRenewal left: a session of weeks (an agent left running) keeps being served, while what a
+  // sandbox's client holds never stays valid for long.
+  static constexpr std::chrono::seconds kLeafValidity = std::chrono::hours(24);
+  static constexpr std::chrono::seconds kLeafRenewal = std::chrono::hours(6);
+  // The wall clock certificates are dated by (std::time); tests pass their own.
+  using Clock = std::function<std::time_t()>;
 
   // `permitted_names`: the hosts the relay terminates, each an exact host ("api.github.com") or a suffix pattern
   // ("*.example.org": every name below example.org, at any depth, but not example.org itself), as policy host rules
   // write them (policy/net_rules.h), without ports; IP literals and CIDRs are refused (terminating rules name
-  // hosts). At least one. `validity`: how long the CA certificate (and every leaf) is valid from now, at most
-  // 10 years; the caller passes the sandbox's expected lifetime (24 h by default).
+  // hosts). At least one. `validity`: how long the CA certificate is valid from now, at most 10 years: the longest
+  // the sandbox may live and still be served (https_setup.h's kSandboxAuthorityValidity); leaves are shorter
+  // (kLeafValidity). Past the CA's end, leaf_for() fails, saying so.
   //
   // The CA certificate's nameConstraints permit the DNS subtree of each name ("api.github.com", "example.org").
   // RFC 5280 makes a DNS subtree cover the name and all its subdomains, so the CA could sign example.org itself
@@ -52,7 +62,8 @@ class TlsAuthority {
   // names the rules match, which is what the relay terminates; the constraint is the second line, bounding what a
   // leaf could claim if the first one failed.
   [[nodiscard]] static Result<std::unique_ptr<TlsAuthority>> create(const std::vector<std::string>& permitted_names,
-                                                                     std::chrono::seconds validity);
+                                                                     std::chrono::seconds validity,
+                                                                     Clock clock = {});
   ~TlsAuthority();
   TlsAuthority(const TlsAuthority&) = delete;
   TlsAuthority& operator=(const TlsAuthority&) = delete;
@@ -60,7 +71,8 @@ class TlsAuthority {
   // The CA certificate, PEM: what the sandbox trusts.
   const std::string& certificate_pem() const { return certificate_pem_; }
 
-  // The leaf for `host`, minted at the first call and cached by its normalised name (at most kMaxCachedLeaves).
+  // The leaf for `host`, minted at the first call and cached by its normalised name (at most kMaxCachedLeaves), and
+  // minted again once the cached one is within kLeafRenewal of its end.
   // Refused: a host none of the permitted names matches (the relay must never mint for a name the policy does not
   // terminate), an IP literal, anything that is not a valid DNS name. Thread-safe.
   [[nodiscard]] Result<std::shared_ptr<const Leaf>> leaf_for(const std::string& host);
@@ -82,6 +94,7 @@ class TlsAuthority {
   static int on_server_name(SSL* ssl, int* alert, void* self);
 
   std::vector<HostRule> permitted_;
+  Clock clock_;
   EvpPkeyPtr key_;  // the CA's private key: never leaves this object
   X509Ptr certificate_;
   std::string certificate_pem_;

@@ -41,7 +41,7 @@ std::shared_ptr<const TlsAuthority::Leaf> leaf(TlsAuthority& ca, const std::stri
 
 // OpenSSL's verdict on `leaf` as a TLS server certificate for `host`, trusting `ca` alone, with the strict
 // RFC 5280 checks: X509_V_OK or the verification error.
-int verify(X509* ca, X509* leaf, const std::string& host) {
+int verify(X509* ca, X509* leaf, const std::string& host, std::time_t at = 0) {
   X509StorePtr store(X509_STORE_new());
   X509StoreCtxPtr context(X509_STORE_CTX_new());
   if (!store || !context || X509_STORE_add_cert(store.get(), ca) != 1 ||
@@ -53,6 +53,7 @@ int verify(X509* ca, X509* leaf, const std::string& host) {
   X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_X509_STRICT);
   X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_SERVER);
   X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size());
+  if (at != 0) X509_VERIFY_PARAM_set_time(param, at);  // as a client whose clock says `at` would
   if (X509_verify_cert(context.get()) == 1) return X509_V_OK;
   int error = X509_STORE_CTX_get_error(context.get());
   return error == X509_V_OK ? -1 : error;
@@ -260,6 +261,76 @@ TEST(TlsAuthority, LeafFieldsAreThoseOfATlsServerCertificate) {
   auto www = leaf(*ca, "www.example.org");
   ASSERT_NE(nullptr, www);
   EXPECT_NE(1, EVP_PKEY_eq(api->key.get(), www->key.get()));
+}
+
+// --- validity over a long session ----------------------------------------------------------------------------------
+
+// A clock the test moves.
+struct TestClock {
+  std::time_t now = std::time(nullptr);
+  TlsAuthority::Clock clock() {
+    return [this] { return now; };
+  }
+};
+
+TEST(TlsAuthority, LeafIsValidForADayEvenUnderAMonthLongCa) {
+  auto made = TlsAuthority::create(kNames, 24h * 30);
+  ASSERT_TRUE(made.is_ok()) << made.status().message();
+  auto api = leaf(**made, "api.example.test");
+  ASSERT_NE(nullptr, api);
+  EXPECT_NEAR(24 * 3600, seconds_from_now(X509_get0_notAfter(api->certificate.get())), 60);
+  X509Ptr ca_certificate = parse_pem((*made)->certificate_pem());
+  EXPECT_NEAR(30 * 24 * 3600, seconds_from_now(X509_get0_notAfter(ca_certificate.get())), 60);
+  // The neighbour: under a CA shorter than a day, the leaf ends with the CA.
+  auto brief = authority(kNames, 2h);
+  ASSERT_NE(nullptr, brief);
+  auto short_leaf = leaf(*brief, "api.example.test");
+  ASSERT_NE(nullptr, short_leaf);
+  EXPECT_NEAR(2 * 3600, seconds_from_now(X509_get0_notAfter(short_leaf->certificate.get())), 60);
+}
+
+TEST(TlsAuthority, ACachedLeafNearItsEndIsMintedAgainAndVerifiesThen) {
+  TestClock time;
+  const std::time_t start = time.now;
+  auto made = TlsAuthority::create(kNames, 24h * 30, time.clock());
+  ASSERT_TRUE(made.is_ok()) << made.status().message();
+  TlsAuthority& ca = **made;
+  X509Ptr ca_certificate = parse_pem(ca.certificate_pem());
+  auto first = leaf(ca, "api.example.test");
+  ASSERT_NE(nullptr, first);
+  // 17 h on, 7 h are left (more than kLeafRenewal's 6): the cached leaf.
+  time.now = start + 17 * 3600;
+  EXPECT_EQ(first, leaf(ca, "api.example.test"));
+  // 19 h on, 5 h are left: a new leaf, valid from then for a day, which a client verifies then and for the day after.
+  time.now = start + 19 * 3600;
+  auto renewed = leaf(ca, "api.example.test");
+  ASSERT_NE(nullptr, renewed);
+  EXPECT_NE(first, renewed);
+  EXPECT_EQ(renewed, leaf(ca, "api.example.test"));
+  EXPECT_EQ(X509_V_OK, verify(ca_certificate.get(), renewed->certificate.get(), "api.example.test", time.now));
+  EXPECT_EQ(X509_V_OK,
+            verify(ca_certificate.get(), renewed->certificate.get(), "api.example.test", start + 42 * 3600));
+  // The old leaf, 25 h after it was minted, has expired: what renewal spares a long session.
+  EXPECT_EQ(X509_V_ERR_CERT_HAS_EXPIRED,
+            verify(ca_certificate.get(), first->certificate.get(), "api.example.test", start + 25 * 3600));
+}
+
+TEST(TlsAuthority, PastTheCasEndNoLeafIsMinted) {
+  TestClock time;
+  const std::time_t start = time.now;
+  auto made = TlsAuthority::create(kNames, 48h, time.clock());
+  ASSERT_TRUE(made.is_ok()) << made.status().message();
+  TlsAuthority& ca = **made;
+  time.now = start + 47 * 3600;  // an hour before the end: a leaf, ending with the CA
+  auto last = ca.leaf_for("www.example.org");
+  ASSERT_TRUE(last.is_ok()) << last.status().message();
+  X509Ptr ca_certificate = parse_pem(ca.certificate_pem());
+  EXPECT_EQ(0, ASN1_TIME_compare(X509_get0_notAfter((*last)->certificate.get()),
+                                 X509_get0_notAfter(ca_certificate.get())));
+  time.now = start + 49 * 3600;
+  auto refused = ca.leaf_for("api.example.test");
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(std::string::npos, refused.status().message().find("has expired")) << refused.status().message();
 }
 
 TEST(TlsAuthority, HostLongerThanACommonNameIsNamedBySubjectAltNameAlone) {
