@@ -25,6 +25,10 @@ void emit_credential_used(EventSink& sink, std::string_view host, uint16_t port,
              {"credential", credential}});
 }
 
+void emit_secret_withheld(EventSink& sink, std::string_view host, uint16_t port, std::string_view credential) {
+  sink.emit({{"event", "net.secret_withheld"}, {"host", host}, {"port", port}, {"credential", credential}});
+}
+
 void emit_allowed(EventSink& sink, std::string_view protocol, std::string_view host, uint16_t port,
                   std::string_view rule, std::string_view address) {
   sink.emit({{"event", "net.allowed"}, {"protocol", protocol}, {"host", host}, {"port", port},

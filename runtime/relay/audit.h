@@ -16,6 +16,8 @@ void emit_request_denied(EventSink& sink, std::string_view host, uint16_t port, 
 // A credential the relay put into a request (its name, never its secret).
 void emit_credential_used(EventSink& sink, std::string_view host, uint16_t port, std::string_view method,
                           std::string_view path, std::string_view credential);
+// A response carried a secret the relay had put in a request; the sandbox got asterisks in its place (issue 16).
+void emit_secret_withheld(EventSink& sink, std::string_view host, uint16_t port, std::string_view credential);
 void emit_allowed(EventSink& sink, std::string_view protocol, std::string_view host, uint16_t port,
                   std::string_view rule, std::string_view address);
 void emit_closed(EventSink& sink, std::string_view host, uint16_t port, uint64_t bytes_up, uint64_t bytes_down,

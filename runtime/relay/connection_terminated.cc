@@ -142,6 +142,9 @@ void Connection::emit_terminator_events() {
       case TerminatorEvent::Kind::credential_used:
         emit_credential_used(*ctx_.events, host_, port_, e.method, e.path, e.credential);
         break;
+      case TerminatorEvent::Kind::secret_withheld:
+        emit_secret_withheld(*ctx_.events, host_, port_, e.credential);
+        break;
       case TerminatorEvent::Kind::denied:
       case TerminatorEvent::Kind::credential_refused:
       case TerminatorEvent::Kind::refused:

@@ -9,10 +9,72 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policy/http_token.h"
 #include "runtime/relay/tls_upstream.h"
 
 namespace oishell::relay {
 namespace {
+
+std::string trim(std::string_view text) {
+  size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return "";
+  size_t end = text.find_last_not_of(" \t");
+  return std::string(text.substr(begin, end - begin + 1));
+}
+
+// The header lines of a request head (CRLF-separated, the request line first, ending with an empty line), each as
+// name and value; what is not a header line is skipped.
+std::vector<std::pair<std::string_view, std::string_view>> header_lines(std::string_view head) {
+  std::vector<std::pair<std::string_view, std::string_view>> lines;
+  size_t at = head.find("\r\n");
+  while (at != std::string_view::npos) {
+    size_t start = at + 2;
+    size_t end = head.find("\r\n", start);
+    if (end == std::string_view::npos || end == start) break;
+    std::string_view line = head.substr(start, end - start);
+    if (size_t colon = line.find(':'); colon != std::string_view::npos) {
+      lines.emplace_back(line.substr(0, colon), line.substr(colon + 1));
+    }
+    at = end;
+  }
+  return lines;
+}
+
+// The credentials after `scheme` in each `header` of `head` ("Basic dXNlcjpwYXNz" gives "dXNlcjpwYXNz").
+std::vector<std::string> header_tokens(std::string_view head, std::string_view header, std::string_view scheme) {
+  std::vector<std::string> tokens;
+  for (const auto& [name, value] : header_lines(head)) {
+    if (!iequals(name, header)) continue;
+    std::string text = trim(value);
+    if (text.size() > scheme.size() && iequals(std::string_view(text).substr(0, scheme.size()), scheme) &&
+        (text[scheme.size()] == ' ' || text[scheme.size()] == '\t')) {
+      std::string token = trim(std::string_view(text).substr(scheme.size()));
+      if (!token.empty()) tokens.push_back(std::move(token));
+    }
+  }
+  return tokens;
+}
+
+// `head` asking for the response as it is: every Accept-Encoding line replaced by `Accept-Encoding: identity`.
+std::string with_identity_encoding(std::string_view head) {
+  std::string out;
+  size_t line_end = head.find("\r\n");
+  if (line_end == std::string_view::npos) return std::string(head);
+  out.append(head.substr(0, line_end + 2));  // the request line
+  size_t at = line_end + 2;
+  while (at < head.size()) {
+    size_t end = head.find("\r\n", at);
+    if (end == std::string_view::npos || end == at) break;  // the empty line ending the head
+    std::string_view line = head.substr(at, end - at);
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos || !iequals(line.substr(0, colon), "accept-encoding")) {
+      out.append(head.substr(at, end - at + 2));
+    }
+    at = end + 2;
+  }
+  out += "Accept-Encoding: identity\r\n\r\n";
+  return out;
+}
 
 using Json = nlohmann::ordered_json;  // keys in the order written: "error" first
 
@@ -78,6 +140,7 @@ std::string_view event_kind_name(TerminatorEvent::Kind kind) {
     case TerminatorEvent::Kind::tls_error: return "tls_error";
     case TerminatorEvent::Kind::upstream_error: return "upstream_error";
     case TerminatorEvent::Kind::upstream_certificate: return "upstream_certificate";
+    case TerminatorEvent::Kind::secret_withheld: return "secret_withheld";
   }
   return "?";
 }
@@ -115,6 +178,7 @@ HttpsTerminator::HttpsTerminator(TerminatorConfig config, std::vector<std::vecto
     : config_(std::move(config)), globs_(std::move(globs)) {
   for (const TerminatedRule& rule : config_.rules) {
     all_bindings_.insert(all_bindings_.end(), rule.bindings.begin(), rule.bindings.end());
+    for (const CredentialBinding& binding : rule.bindings) scrubber_.add(binding.name, binding.secret);
   }
 }
 
@@ -285,13 +349,14 @@ void HttpsTerminator::pump() {
     if (upstream_started_ && !upstream_.failed && !done_) {
       if (!upstream_.handshake_done) upstream_handshake();
       if (upstream_.handshake_done) {
-        write_plain(upstream_, to_upstream_, &HttpsTerminator::buffered_to_upstream);
+        write_plain(upstream_, to_upstream_, to_upstream_.size(), &HttpsTerminator::buffered_to_upstream);
         read_plain(upstream_);
       }
     }
     process_responses();
     if (client_.handshake_done && !client_.failed) {
-      write_plain(client_, to_client_, &HttpsTerminator::buffered_to_client);
+      scrub_to_client();
+      write_plain(client_, to_client_, to_client_released_, &HttpsTerminator::buffered_to_client);
     }
     if (!done_ && request_ == RequestState::closed && pending_.empty()) finish();
     if (done_ && client_.handshake_done && !client_.failed && !client_.shut_down && to_client_.empty()) {
@@ -390,10 +455,23 @@ void HttpsTerminator::read_plain(Side& side) {
   }
 }
 
-void HttpsTerminator::write_plain(Side& side, std::string& from, size_t (HttpsTerminator::*held)() const) {
+void HttpsTerminator::scrub_to_client() {
+  // Final when no upstream response is under way (what to_client_ holds is whole) or nothing more is moved.
+  const bool final = response_ == ResponseState::head || done_;
+  std::vector<std::string> found;
+  to_client_released_ = scrubber_.scrub(to_client_, to_client_released_, final, &found);
+  for (std::string& name : found) {
+    event({.kind = TerminatorEvent::Kind::secret_withheld, .credential = std::move(name),
+           .reason = "a response from " + config_.host + " carried the secret; the sandbox got asterisks"});
+  }
+}
+
+void HttpsTerminator::write_plain(Side& side, std::string& from, size_t limit,
+                                  size_t (HttpsTerminator::*held)() const) {
   size_t written = 0;
-  while (written < from.size()) {
-    size_t chunk = std::min(from.size() - written, kRecord);
+  limit = std::min(limit, from.size());
+  while (written < limit) {
+    size_t chunk = std::min(limit - written, kRecord);
     // Encrypting moves `chunk` bytes and adds a record's overhead: only when that still fits the bound.
     if ((this->*held)() - written + kRecordOverhead > config_.max_buffered_bytes) break;
     ERR_clear_error();
@@ -410,6 +488,7 @@ void HttpsTerminator::write_plain(Side& side, std::string& from, size_t (HttpsTe
     written += static_cast<size_t>(n);
   }
   from.erase(0, written);
+  if (&from == &to_client_) to_client_released_ -= std::min(to_client_released_, written);
 }
 
 void HttpsTerminator::process_requests() {
@@ -529,8 +608,21 @@ bool HttpsTerminator::decide(const HttpRequestHead& head, std::string_view head_
     event({.kind = TerminatorEvent::Kind::credential_used, .method = *method, .path = *path, .rule = rule_text,
            .credential = name});
   }
+  const bool credentialed = !rewritten.replaced.empty();
+  if (credentialed) {
+    // What the relay put in is not to come back: the Basic forms it made join the scrubber, and the answer must come
+    // as it is (a compressed echo would pass the scrubber unseen).
+    for (const CredentialBinding& binding : decided->bindings) {
+      if (iequals(binding.scheme, "basic")) {
+        for (const std::string& token : header_tokens(rewritten.head, binding.header, "basic")) {
+          scrubber_.add(binding.name, token);
+        }
+      }
+    }
+    rewritten.head = with_identity_encoding(rewritten.head);
+  }
   to_upstream_ += rewritten.head;
-  pending_.push_back({.local = false, .method = *method});
+  pending_.push_back({.local = false, .method = *method, .credentialed = credentialed});
   switch (framing->kind) {
     case BodyKind::none: request_ = RequestState::head; break;
     case BodyKind::length:
@@ -589,6 +681,18 @@ void HttpsTerminator::process_responses() {
         event({.kind = TerminatorEvent::Kind::upstream_error, .method = pending_.front().method, .reason = reason});
         fail_upstream(json({{"error", "upstream_response"}, {"host", config_.host}, {"reason", reason}}));
         return;
+      }
+      if (pending_.front().credentialed) {
+        for (const HttpHeader& header : parsed.headers) {
+          if (iequals(header.name, "content-encoding") && !iequals(trim(header.value), "identity")) {
+            std::string reason = "a response to a request carrying a credential came with Content-Encoding " +
+                                 trim(header.value).substr(0, 64) + ", which the relay cannot check for the secret";
+            event({.kind = TerminatorEvent::Kind::upstream_error, .method = pending_.front().method,
+                   .reason = reason});
+            fail_upstream(json({{"error", "upstream_response"}, {"host", config_.host}, {"reason", reason}}));
+            return;
+          }
+        }
       }
       to_client_.append(upstream_plain_, 0, parsed.consumed);
       upstream_plain_.erase(0, parsed.consumed);

@@ -31,6 +31,7 @@
 #include "runtime/relay/credential_rewrite.h"
 #include "runtime/relay/http_parser.h"
 #include "runtime/relay/http_response.h"
+#include "runtime/relay/secret_scrubber.h"
 #include "runtime/relay/tls_authority.h"
 #include "runtime/relay/tls_openssl.h"
 
@@ -66,8 +67,10 @@ struct TerminatorEvent {
     refused,             // a request refused before any rule (malformed, Upgrade, bad target) or cut short; reason
     tls_error,           // a handshake or record failure on either side; reason names the side
     upstream_certificate,  // the upstream's certificate failed verification; reason: OpenSSL's verify error
-    upstream_error         // the upstream broke HTTP: a malformed response, bytes no request asked for, an early
+    upstream_error,        // the upstream broke HTTP: a malformed response, bytes no request asked for, an early
                            // close; reason
+    secret_withheld        // a response carried a secret the relay put in a request (an echo): overwritten with
+                           // asterisks before the sandbox got it; credential: its name
   };
   Kind kind = Kind::allowed;
   std::string method, path, rule, credential, reason;
@@ -135,6 +138,7 @@ class HttpsTerminator {
     bool local = false;
     std::string method;    // the request's: HEAD answers have no body
     std::string response;  // local only
+    bool credentialed = false;  // a credential went upstream with it: its answer must come uncompressed
   };
   enum class RequestState { head, body_length, body_chunked, closed };
   enum class ResponseState { head, body_length, body_chunked, body_until_close };
@@ -148,7 +152,10 @@ class HttpsTerminator {
   void upstream_handshake();
   void read_plain(Side& side);  // decrypts what `side` has into its plaintext buffer
   // Encrypts `from` for `side` while `held` (the direction's buffered bytes) stays within the bound.
-  void write_plain(Side& side, std::string& from, size_t (HttpsTerminator::*held)() const);
+  // At most `limit` bytes of `from` are taken.
+  void write_plain(Side& side, std::string& from, size_t limit, size_t (HttpsTerminator::*held)() const);
+  // Scrubs what to_client_ holds beyond what was released (secret_scrubber.h).
+  void scrub_to_client();
   void process_requests();
   void process_responses();
   // Decides one complete request head; returns false when the connection stops taking requests.
@@ -174,6 +181,8 @@ class HttpsTerminator {
   std::string to_upstream_;     // plaintext for the upstream's SSL_write
   std::string upstream_plain_;  // decrypted from the upstream, not yet followed
   std::string to_client_;       // plaintext for the client's SSL_write
+  size_t to_client_released_ = 0;  // of to_client_, the leading bytes the scrubber has cleared to go
+  SecretScrubber scrubber_;        // every secret of the sandbox, and the Basic forms this connection sent
 
   RequestState request_ = RequestState::head;
   uint64_t request_left_ = 0;

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/base64.h"
+
 #include "runtime/relay/tls_authority.h"
 #include "runtime/relay/tls_upstream.h"
 #include "tests/relay/tls_handshake.h"
@@ -123,7 +125,8 @@ class Harness {
  public:
   // `rules` with, per rule, whether it declares the github credential.
   Harness(std::vector<HostRule> rules, std::vector<bool> with_credential = {}, size_t max_buffered = 1 << 20,
-          UpstreamCert cert = UpstreamCert::trusted, bool shared_client_facing = false)
+          UpstreamCert cert = UpstreamCert::trusted, bool shared_client_facing = false,
+          CredentialBinding binding = github())
       : rules_(std::move(rules)) {
     sandbox_ca_ = authority({kHost, "www.example.test"});
     public_ca_ = authority({kHost, "other.example.test"});
@@ -147,7 +150,7 @@ class Harness {
     config.max_buffered_bytes = max_buffered;
     for (size_t i = 0; i < rules_.size(); ++i) {
       TerminatedRule terminated{&rules_[i], {}};
-      if (i < with_credential.size() && with_credential[i]) terminated.bindings.push_back(github());
+      if (i < with_credential.size() && with_credential[i]) terminated.bindings.push_back(binding);
       config.rules.push_back(terminated);
     }
     config.all_placeholders = {kPlaceholder};
@@ -404,7 +407,9 @@ TEST(HttpsTerminator, PlaceholderInItsHeaderIsReplacedBySecretUpstreamOnly) {
   h.client.outbox = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer " + kPlaceholder +
                     "\r\n\r\n";
   ASSERT_TRUE(h.run([&] { return h.client.received == kOk; })) << h.client.received;
-  EXPECT_EQ("GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer " + kSecret + "\r\n\r\n",
+  // The answer is asked for as it is, so that an echo of the secret can be seen (and withheld).
+  EXPECT_EQ("GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer " + kSecret +
+                "\r\nAccept-Encoding: identity\r\n\r\n",
             h.upstream.received);
   EXPECT_EQ(std::string::npos, h.client.received.find(kSecret));
   ASSERT_EQ(2u, h.events.size());
@@ -415,6 +420,81 @@ TEST(HttpsTerminator, PlaceholderInItsHeaderIsReplacedBySecretUpstreamOnly) {
       EXPECT_EQ(std::string::npos, field->find(kSecret));
     }
   }
+}
+
+// An upstream that echoes what it was sent (a debugging endpoint, an error page quoting the request): the secret
+// the relay put in comes back in a header and in the body, split over TLS records and the terminator's reads; the
+// sandbox gets asterisks of the same length, the framing intact, and a secret_withheld event names the credential.
+TEST(HttpsTerminator, ASecretEchoedInAResponseReachesTheSandboxAsAsterisks) {
+  Harness h(with_token(), {true}, 66560, UpstreamCert::trusted, false);  // the least bound: many reads
+  std::string body(200000, 'b');  // three times the bound: it cannot come in one read
+  for (size_t at : {size_t{100}, size_t{16384 - 7}, size_t{66560 - 3}, size_t{131072 - 11}}) {
+    body.replace(at, kSecret.size(), kSecret);
+  }
+  const std::string echo = "HTTP/1.1 200 OK\r\nX-Echo: Bearer " + kSecret + "\r\nContent-Length: " +
+                           std::to_string(body.size()) + "\r\n\r\n" + body;
+  h.replies.push_back({"\r\n\r\n", echo});
+  h.client.outbox = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAccept-Encoding: gzip, br\r\n"
+                    "Authorization: Bearer " + kPlaceholder + "\r\n\r\n";
+  ASSERT_TRUE(h.run([&] { return h.client.received.size() == echo.size(); })) << h.client.received.size();
+  EXPECT_EQ(std::string::npos, h.client.received.find(kSecret));
+  std::string expected = echo;
+  const std::string stars(kSecret.size(), '*');
+  for (size_t at = expected.find(kSecret); at != std::string::npos; at = expected.find(kSecret, at)) {
+    expected.replace(at, kSecret.size(), stars);
+  }
+  EXPECT_EQ(expected, h.client.received);
+  // The client's gzip was not passed on: the answer must come as it is.
+  EXPECT_NE(std::string::npos, h.upstream.received.find("\r\nAccept-Encoding: identity\r\n"));
+  EXPECT_EQ(std::string::npos, h.upstream.received.find("gzip"));
+  size_t withheld = 0;
+  for (const TerminatorEvent& e : h.events) {
+    if (e.kind == TerminatorEvent::Kind::secret_withheld) {
+      ++withheld;
+      EXPECT_EQ("github", e.credential);
+    }
+  }
+  EXPECT_EQ(5u, withheld);
+  EXPECT_FALSE(h.terminator->finished());  // the connection stays up for the next request
+}
+
+// A Basic credential: the base64 the relay made, not the secret as such, is what an echo of the header carries.
+TEST(HttpsTerminator, AnEchoedBasicCredentialIsWithheldToo) {
+  CredentialBinding basic = github();
+  basic.scheme = "Basic";
+  Harness h(with_token(), {true}, 1 << 20, UpstreamCert::trusted, false, basic);
+  const std::string sent = base64_encode("x-access-token:" + kSecret);
+  const std::string echo = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(sent.size() + 2) + "\r\n\r\n[" +
+                           sent + "]";
+  h.replies.push_back({"\r\n\r\n", echo});
+  h.client.outbox = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Basic " +
+                    base64_encode("x-access-token:" + kPlaceholder) + "\r\n\r\n";
+  ASSERT_TRUE(h.run([&] { return h.client.received.size() == echo.size(); })) << h.client.received;
+  EXPECT_NE(std::string::npos, h.upstream.received.find("Authorization: Basic " + sent + "\r\n")) << h.upstream.received;
+  EXPECT_EQ(std::string::npos, h.client.received.find(sent));
+  EXPECT_TRUE(h.client.received.ends_with("[" + std::string(sent.size(), '*') + "]")) << h.client.received;
+}
+
+// The neighbour: a request that carries no credential keeps its Accept-Encoding, and a compressed answer to it
+// passes; a compressed answer to a request that carries one is refused (it could hide the secret).
+TEST(HttpsTerminator, ACompressedAnswerToACredentialedRequestIsA502) {
+  {
+    Harness h(with_token(), {true});
+    const std::string gz = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\nzz";
+    h.replies.push_back({"\r\n\r\n", gz});
+    h.client.outbox = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAccept-Encoding: gzip\r\n\r\n";
+    ASSERT_TRUE(h.run([&] { return h.client.received == gz; })) << h.client.received;
+    EXPECT_NE(std::string::npos, h.upstream.received.find("Accept-Encoding: gzip"));
+  }
+  Harness h(with_token(), {true});
+  h.replies.push_back({"\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\nzz"});
+  h.client.outbox = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer " + kPlaceholder +
+                    "\r\n\r\n";
+  ASSERT_TRUE(h.run_until_finished());
+  EXPECT_TRUE(h.client.received.starts_with("HTTP/1.1 502 Bad Gateway\r\n")) << h.client.received;
+  EXPECT_NE(std::string::npos, h.client.received.find(R"("error":"upstream_response")")) << h.client.received;
+  EXPECT_NE(std::string::npos, h.client.received.find("Content-Encoding gzip")) << h.client.received;
+  EXPECT_EQ(std::string::npos, h.client.received.find("zz"));
 }
 
 TEST(HttpsTerminator, PlaceholderInTheQueryIsRefusedNamingTheCredential) {

@@ -72,6 +72,24 @@ TEST_F(RelayHttpsTest, TheSecretIsAddedOutsideAndNeverInside) {
   EXPECT_EQ(before, heads_received());
 }
 
+TEST_F(RelayHttpsTest, AnUpstreamEchoingTheRequestGivesTheSandboxAsterisksForTheSecret) {
+  // GET /head answers with the request head it received: the secret the relay put in comes back, withheld.
+  SandboxRun r = sh("curl -sS -m 20 --compressed -H \"Authorization: Bearer $TEST_TOKEN\" " + base_ + "/head");
+  EXPECT_EQ(0, r.status) << r.err;
+  EXPECT_EQ(std::string::npos, r.out.find(kSecret)) << r.out;
+  EXPECT_NE(std::string::npos,
+            r.out.find("Authorization: Bearer " + std::string(std::string(kSecret).size(), '*') + "\r\n"))
+      << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("Accept-Encoding: identity\r\n")) << r.out;  // curl's gzip not passed on
+  EXPECT_NE(std::string::npos, events().find("\"event\":\"net.secret_withheld\"")) << events();
+  EXPECT_EQ(std::string::npos, events().find(kSecret));
+  // The neighbour: without the credential the echo comes back as it was sent, the client's encodings included.
+  SandboxRun plain = sh("curl -sS -m 20 --compressed " + base_ + "/head");
+  EXPECT_EQ(0, plain.status) << plain.err;
+  EXPECT_NE(std::string::npos, plain.out.find("Accept-Encoding: deflate, gzip")) << plain.out;
+  EXPECT_EQ(std::string::npos, plain.out.find("*****")) << plain.out;
+}
+
 TEST_F(RelayHttpsTest, TheSecretIsInNoProcessEnvironmentNorFileInside) {
   // Several processes (the shell, a background sleep): every environment readable inside holds the placeholder (the
   // neighbour: the loop does read them) and none the secret; the sandbox's init (pid 1) is not readable inside
