@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "agent/llm/provider.h"
+
 namespace oishell::agent {
 namespace {
 
@@ -13,6 +15,17 @@ constexpr const char* kWhereSecretsComeFrom =
 bool is_variable_name(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// A variable interpreter reads a model's API key from: it keeps every one of them from the sandbox's supervisor
+// (agent/session.cc), so a credential could not be read from it there.
+bool is_model_key_variable(const std::string& name) {
+  for (const auto& row : provider_table()) {
+    for (const auto& variable : row.key_variables) {
+      if (name == variable) return true;
+    }
+  }
+  return false;
 }
 
 bool is_one_word(const std::string& s) {
@@ -38,6 +51,11 @@ void check_credential(const YAML::Node& c, const std::string& path, std::vector<
     if (key == "from_env" && !is_variable_name(value)) {
       errors->push_back({kv.second, path + ".from_env: `from_env` names a variable of your environment (GH_TOKEN), "
                                     "not a value; " + kWhereSecretsComeFrom});
+    } else if (key == "from_env" && is_model_key_variable(value)) {
+      errors->push_back({kv.second, path + ".from_env: " + value + " holds a model's API key, which interpreter "
+                                    "never hands to the sandbox's supervisor; to let the code use that service "
+                                    "through the sandbox, export the key under another name (SANDBOX_" + value +
+                                    ") and name that"});
     } else if ((key == "header" || key == "scheme") && !is_one_word(value)) {
       // `scheme: Bearer ghp_...` would put the secret in the profile.
       errors->push_back({kv.second, path + "." + key + ": one word (`Authorization`, `Bearer`); " +

@@ -92,6 +92,26 @@ TEST(ProfilePolicy, ASecretInTheProfileIsRefused) {
   EXPECT_TRUE(ok) << ok.status().message();
 }
 
+// A model's key variable cannot be a credential's source: interpreter keeps it from the supervisor, so the
+// sandbox would fail to start with "secret missing"; the profile is refused saying what to do instead.
+TEST(ProfilePolicy, AModelsKeyVariableIsRefusedAsACredentialsSource) {
+  auto refused = parse_profile("policy:\n  network:\n    allow:\n      - host: api.openai.com\n        tls: terminate\n"
+                               "        credentials:\n          - {name: openai, env: OPENAI_API_KEY, "
+                               "from_env: OPENAI_API_KEY}\n",
+                               "/p/oa.yaml");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(std::string::npos, refused.status().message().find("/p/oa.yaml:7:")) << refused.status().message();
+  EXPECT_NE(std::string::npos, refused.status().message().find("export the key under another name "
+                                                               "(SANDBOX_OPENAI_API_KEY)"))
+      << refused.status().message();
+  // The neighbour: another variable is accepted.
+  auto ok = parse_profile("policy:\n  network:\n    allow:\n      - host: api.openai.com\n        tls: terminate\n"
+                          "        credentials:\n          - {name: openai, env: OPENAI_API_KEY, "
+                          "from_env: SANDBOX_OPENAI_API_KEY}\n",
+                          "/p/oa.yaml");
+  EXPECT_TRUE(ok) << ok.status().message();
+}
+
 // A Python profile's `interpreter.policy = {...}` is the same mapping.
 TEST(ProfilePolicy, FromAPythonProfilesSettings) {
   nlohmann::json settings = {
