@@ -1,6 +1,7 @@
 #include "runtime/relay/secret_scrubber.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace oishell::relay {
 
@@ -26,8 +27,16 @@ size_t SecretScrubber::scrub(std::string& buffer, size_t released, bool final, s
     }
   }
   if (final) return buffer.size();
-  const size_t hold = longest_ - 1;
-  return buffer.size() - released > hold ? buffer.size() - hold : released;
+  // Held back: the shortest tail that is the start of a secret (a stream's next bytes could complete it). Any other
+  // tail goes now, so that a response streamed in pieces (server-sent events) is not delayed.
+  const size_t window = std::min(buffer.size() - released, longest_ - 1);
+  for (size_t at = buffer.size() - window; at < buffer.size(); ++at) {
+    const std::string_view tail = std::string_view(buffer).substr(at);
+    for (const Needle& needle : needles_) {
+      if (needle.value.size() > tail.size() && std::string_view(needle.value).starts_with(tail)) return at;
+    }
+  }
+  return buffer.size();
 }
 
 }  // namespace oishell::relay

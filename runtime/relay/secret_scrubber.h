@@ -6,8 +6,8 @@
 // relay inserted (a Basic credential's base64), with asterisks of the same length: the response's framing
 // (Content-Length, chunk sizes) stays right, and the sandbox learns that something was withheld, not what.
 //
-// Streaming: a secret may arrive split across reads, so the last (longest secret - 1) bytes of what is not yet
-// final are held back until more bytes come or the stream is final. Compressed bodies are not looked into; the
+// Streaming: a secret may arrive split across reads, so a tail of what is not yet final that is the start of a
+// secret is held back until more bytes come or the stream is final; any other tail goes at once. Compressed bodies are not looked into; the
 // terminator asks for identity encoding on requests that carry a credential and refuses a compressed answer.
 #include <cstddef>
 #include <string>
@@ -22,8 +22,8 @@ class SecretScrubber {
   bool empty() const { return needles_.empty(); }
 
   // `buffer`'s first `released` bytes were scrubbed and may have been sent. Scrubs the rest in place and returns how
-  // many of buffer's bytes are now released: all when `final` (nothing more follows them), else all but the
-  // longest secret's length - 1. The names of the credentials found are appended to `found` (once per
+  // many of buffer's bytes are now released: all when `final` (nothing more follows them), else all but a tail that
+  // begins a secret. The names of the credentials found are appended to `found` (once per
   // occurrence).
   size_t scrub(std::string& buffer, size_t released, bool final, std::vector<std::string>* found) const;
 

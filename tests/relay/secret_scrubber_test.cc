@@ -44,13 +44,19 @@ TEST(SecretScrubber, HoldsBackOnlyWhatCouldStartASecret) {
   SecretScrubber scrubber;
   scrubber.add("k", "0123456789");
   std::string buffer(100, 'x');
-  EXPECT_EQ(91u, scrubber.scrub(buffer, 0, false, nullptr));   // 9 bytes wait for what follows
-  EXPECT_EQ(100u, scrubber.scrub(buffer, 91, true, nullptr));  // final: everything goes
+  EXPECT_EQ(100u, scrubber.scrub(buffer, 0, false, nullptr));  // no tail starts the secret: nothing waits
+  buffer += "0123";
+  EXPECT_EQ(100u, scrubber.scrub(buffer, 100, false, nullptr));  // "0123" might: it waits for what follows
+  buffer += "x";
+  EXPECT_EQ(105u, scrubber.scrub(buffer, 100, false, nullptr));  // it did not
+  buffer += "012345678";
+  EXPECT_EQ(105u, scrubber.scrub(buffer, 105, false, nullptr));
+  EXPECT_EQ(114u, scrubber.scrub(buffer, 105, true, nullptr));  // final: everything goes
   // Without secrets nothing waits; repeats and empty values are not added.
   SecretScrubber none;
   none.add("empty", "");
   EXPECT_TRUE(none.empty());
-  EXPECT_EQ(100u, none.scrub(buffer, 0, false, nullptr));
+  EXPECT_EQ(buffer.size(), none.scrub(buffer, 0, false, nullptr));
 }
 
 }  // namespace
