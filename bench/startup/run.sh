@@ -6,7 +6,11 @@
 # /dev/null as stdio, and on a terminal (a pseudo-terminal the benchmark holds as stdin, stdout and stderr), where
 # oishell gives the command a terminal of the sandbox's own and relays it, and bwrap passes the terminal through.
 #
-#   bench/startup/run.sh [-n ROUNDS] [-o OISHELL_BINARY]
+#   bench/startup/run.sh [-n ROUNDS] [-o OISHELL_BINARY] [--idle MS]
+#
+# With `--idle MS`, each timed run starts after MS milliseconds of sleep: as a user's command starts on an idle
+# machine, not hot on the heels of the previous run (which keeps CPUs awake and kernel state warm; docs/performance.md
+# says what that hides: the RCU grace period of a cgroup move).
 #
 # With `--hyperfine`, hyperfine (if installed) runs the same commands too, for its own statistics (not alternated).
 set -euo pipefail
@@ -14,12 +18,14 @@ top="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 rounds=100
 oishell="$top/build/tools/oishell"
 use_hyperfine=0
+idle_ms=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) rounds="$2"; shift 2 ;;
     -o) oishell="$2"; shift 2 ;;
     --hyperfine) use_hyperfine=1; shift ;;
-    *) echo "usage: $0 [-n ROUNDS] [-o OISHELL_BINARY] [--hyperfine]" >&2; exit 2 ;;
+    --idle) idle_ms="$2"; shift 2 ;;
+    *) echo "usage: $0 [-n ROUNDS] [-o OISHELL_BINARY] [--idle MS] [--hyperfine]" >&2; exit 2 ;;
   esac
 done
 [ -x "$oishell" ] || { echo "bench/startup: $oishell not found (build first, or pass -o)" >&2; exit 1; }
@@ -35,12 +41,12 @@ if command -v bwrap >/dev/null; then
   bwrap_prefix=(bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp)
 fi
 
-echo "oishell: $oishell ($("$oishell" --version)); bwrap: $(command -v bwrap || echo absent); rounds: $rounds"
+echo "oishell: $oishell ($("$oishell" --version)); bwrap: $(command -v bwrap || echo absent); rounds: $rounds; idle before each run: $idle_ms ms"
 echo "kernel $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
-"$python" - "$rounds" "$oishell" "$python" "${bwrap_prefix[@]}" <<'PY'
+"$python" - "$rounds" "$oishell" "$python" "$idle_ms" "${bwrap_prefix[@]}" <<'PY'
 import os, pty, shutil, statistics, sys, threading, time
-rounds, oishell, python = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-bwrap = sys.argv[4:]
+rounds, oishell, python, idle = int(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4]) / 1000
+bwrap = sys.argv[5:]
 workloads = {"/bin/true": ["/bin/true"], "python3 -c pass": [python, "-c", "pass"]}
 null = os.open(os.devnull, os.O_RDWR)
 # The terminal: its slave is the commands' stdio in the "tty" runs; what reaches it is read and dropped.
@@ -67,6 +73,8 @@ def spawn(argv):
         sys.exit(f"bench/startup: {' '.join(argv)} failed with status {os.waitstatus_to_exitcode(status)}")
 
 def run(argv):
+    if idle:
+        time.sleep(idle)
     start = time.perf_counter_ns()
     spawn(argv)
     return (time.perf_counter_ns() - start) / 1e6

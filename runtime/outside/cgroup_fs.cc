@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <charconv>
 #include <string_view>
@@ -211,6 +211,40 @@ Result<V2Parent> find_v2_parent(const OwnCgroups& own, const std::vector<std::st
   }
   return Status::error("no cgroup v2 directory delegated to this process passes " + joined(controllers, ", ") +
                        " down: " + refusals);
+}
+
+CgroupMounts cgroup_mounts(std::string_view mountinfo) {
+  CgroupMounts out;
+  bool v2_seen = false;
+  auto field = [](std::string_view* text) {  // the next space-separated field, removed from *text
+    const size_t end = std::min(text->find(' '), text->size());
+    const std::string_view f = text->substr(0, end);
+    text->remove_prefix(std::min(end + 1, text->size()));
+    return f;
+  };
+  while (!mountinfo.empty()) {
+    const size_t end = std::min(mountinfo.find('\n'), mountinfo.size());
+    std::string_view line = mountinfo.substr(0, end);
+    mountinfo.remove_prefix(std::min(end + 1, mountinfo.size()));
+    // "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPEROPTIONS"
+    const size_t dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    std::string_view rest = line.substr(dash + 3);
+    const std::string_view type = field(&rest);
+    if (type != "cgroup" && type != "cgroup2") continue;
+    field(&rest);  // source
+    std::string_view options = field(&rest);
+    for (int i = 0; i < 4; ++i) field(&line);
+    const std::string_view mount_point = field(&line);
+    if (out.mount_point.empty() || (type == "cgroup2" && !v2_seen)) out.mount_point = std::string(mount_point);
+    v2_seen = v2_seen || type == "cgroup2";
+    while (!options.empty()) {
+      const size_t comma = std::min(options.find(','), options.size());
+      if (options.substr(0, comma) == "favordynmods") out.favordynmods = true;
+      options.remove_prefix(std::min(comma + 1, options.size()));
+    }
+  }
+  return out;
 }
 
 std::optional<std::string> read_file(const std::string& path) {

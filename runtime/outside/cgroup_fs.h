@@ -79,6 +79,15 @@ struct V2Parent {
 // The error says why no candidate qualified, candidate by candidate.
 Result<V2Parent> find_v2_parent(const OwnCgroups& own, const std::vector<std::string>& controllers);
 
+// Whether any cgroup hierarchy in this mount table (/proc/self/mountinfo's text) is mounted with `favordynmods`:
+// then moving a process between cgroups does not wait for an RCU grace period (the kernel's
+// cgroup_threadgroup_rwsem is kept in its writer-friendly mode, for every hierarchy), at some cost to fork and exit.
+struct CgroupMounts {
+  bool favordynmods = false;
+  std::string mount_point;  // a cgroup hierarchy's mount point, cgroup2 first; empty when none is mounted
+};
+CgroupMounts cgroup_mounts(std::string_view mountinfo);
+
 // Reads a whole small file; nullopt when it cannot be read.
 std::optional<std::string> read_file(const std::string& path);
 // One write(2) of `value` to `path`, with the path, value and errno in the error.

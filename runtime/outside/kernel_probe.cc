@@ -72,6 +72,11 @@ KernelFacts probe() {
   for (const char* c : {"memory", "pids"}) {
     if (auto dir = own.v1_dir(c)) f.cgroup_v1.push_back({c, *dir, ::access(dir->c_str(), W_OK) == 0});
   }
+  if (auto mountinfo = cgroup::read_file("/proc/self/mountinfo")) {
+    const cgroup::CgroupMounts mounts = cgroup::cgroup_mounts(*mountinfo);
+    f.cgroup_favordynmods = mounts.favordynmods;
+    f.cgroup_mount_point = mounts.mount_point;
+  }
 
   probe_ns::NsResults ns = probe_ns::run();
   f.userns_works = ns.userns == "ok";

@@ -38,6 +38,10 @@ struct KernelFacts {
   std::string cgroup_v2_parent;
   std::string cgroup_v2_delegation;
   std::vector<CgroupV1Controller> cgroup_v1;  // memory, pids (where mounted)
+  // A cgroup hierarchy mounted with favordynmods (cgroup::cgroup_mounts): moving init into its cgroups does not wait
+  // for an RCU grace period. And a mount point to remount with it.
+  bool cgroup_favordynmods = false;
+  std::string cgroup_mount_point;
   // Terminal.
   std::optional<int64_t> legacy_tiocsti;  // dev.tty.legacy_tiocsti (1: TIOCSTI allowed on one's own tty)
   // Transparent capture, inside a new user + network namespace.

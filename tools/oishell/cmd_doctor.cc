@@ -132,6 +132,7 @@ int run_doctor(int argc, char** argv) {
   const auto guarantees = assess_guarantees(*spec, *layers);
   const std::string refused = refusal(guarantees);
   const bool starts = k.userns_works && refused.empty();
+  const std::string slow_start = startup_advice(k, mechanisms);
 
   if (json) {
     nlohmann::json features = nlohmann::json::array();
@@ -156,7 +157,8 @@ int run_doctor(int argc, char** argv) {
                             {"enforced_in_full", full},
                             {"guarantees", held},
                             {"every_guarantee_held", refused.empty()},
-                            {"starts", starts}}}};
+                            {"starts", starts}}},
+                          {"startup_advice", slow_start}};
     std::printf("%s\n", out.dump(2).c_str());
     return starts ? kExitOk : kExitFailure;
   }
@@ -185,6 +187,7 @@ int run_doctor(int argc, char** argv) {
                 "gives (`not by` above).\n",
                 fewer_layers(guarantees).size());
   }
+  if (!slow_start.empty()) std::printf("\nStart-up: %s\n", slow_start.c_str());
   return starts ? kExitOk : kExitFailure;
 }
 

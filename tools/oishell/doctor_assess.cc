@@ -1,5 +1,7 @@
 #include "tools/oishell/doctor_assess.h"
 
+#include <algorithm>
+
 #include "policy/units.h"
 #include "runtime/outside/host_advice.h"
 #include "runtime/inside/seccomp_sets.h"
@@ -144,9 +146,22 @@ nlohmann::json kernel_facts_json(const KernelFacts& k) {
           {"cgroup_v2",
            {{"dir", k.cgroup_v2_dir}, {"controllers", k.cgroup_v2_controllers}, {"writable", k.cgroup_v2_writable}}},
           {"cgroup_v1", v1},
+          {"cgroup_favordynmods", k.cgroup_favordynmods},
           {"dev.tty.legacy_tiocsti", optj(k.legacy_tiocsti)},
           {"tun_in_userns", {{"works", k.tun_in_userns}, {"detail", k.tun_detail}}},
           {"nftables_in_userns", {{"works", k.nftables_in_userns}, {"detail", k.nftables_detail}}}};
+}
+
+std::string startup_advice(const KernelFacts& k, const std::vector<std::string>& limit_mechanisms) {
+  if (k.cgroup_favordynmods) return "";
+  const bool cgroups = std::any_of(limit_mechanisms.begin(), limit_mechanisms.end(), [](const std::string& m) {
+    return m.find(": cgroup v1 ") != std::string::npos || m.find(": cgroup v2 ") != std::string::npos;
+  });
+  if (!cgroups) return "";
+  return "each sandbox's init is moved into its cgroups, and no cgroup hierarchy here is mounted with favordynmods: "
+         "the first move after an idle moment waits for an RCU grace period (about 10 ms on an idle machine, most of "
+         "a start-up). As root, `mount -o remount,favordynmods " + k.cgroup_mount_point +
+         "` (one hierarchy is enough; forks and exits cost a little more) removes the wait.";
 }
 
 }  // namespace oishell::cli

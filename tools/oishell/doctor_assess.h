@@ -32,4 +32,9 @@ bool enforced_in_full(const std::vector<FeatureVerdict>& verdicts);
 
 nlohmann::json kernel_facts_json(const KernelFacts& k);
 
+// What makes a sandbox slow to start here, and the host setting that fixes it; "" when nothing does. Today: init
+// moved into its cgroups (`limit_mechanisms` name one) without favordynmods, whose first move after an idle moment
+// waits for an RCU grace period (docs/performance.md).
+std::string startup_advice(const KernelFacts& k, const std::vector<std::string>& limit_mechanisms);
+
 }  // namespace oishell::cli
