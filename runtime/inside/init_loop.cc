@@ -100,6 +100,9 @@ class Spawner {
       pids_by_id_.erase(it->second);
       ids_by_pid_.erase(it);
       (void)send_message(control_, control::encode(m));
+      // The supervisor reads the report before the end of the stream (one SOCK_SEQPACKET, in order); pid 1's exit
+      // kills every process left in the namespace, now rather than after the supervisor's kill reaches it.
+      if (m.id == ends_sandbox_id_) _exit(0);
     }
   }
 
@@ -138,6 +141,7 @@ class Spawner {
       reply.number = pid;
       ids_by_pid_[pid] = request.id;
       pids_by_id_[request.id] = pid;
+      if (request.number == 1) ends_sandbox_id_ = request.id;
     } else {
       reply.kind = control::Kind::spawn_failed;
       reply.number = err;
@@ -183,6 +187,7 @@ class Spawner {
   }
 
   int control_;
+  uint64_t ends_sandbox_id_ = 0;  // the process whose end is the sandbox's (SpawnRequest::ends_sandbox); 0: none
   std::map<pid_t, uint64_t> ids_by_pid_;
   std::map<uint64_t, pid_t> pids_by_id_;
 };

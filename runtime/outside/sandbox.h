@@ -39,6 +39,10 @@ struct SpawnRequest {
   // A terminal of the sandbox's own (runtime/inside/pty.h) at the stdio fds it marks (the others as `stdio` says) and as
   // the process's controlling terminal; its master comes back in Spawned::terminal.
   std::optional<TerminalRequest> terminal;
+  // The sandbox ends with this process (a one-shot run): init exits the moment it has reported the process's end,
+  // taking whatever is left inside with it, instead of waiting for shutdown()'s kill. The exit reaches the caller
+  // as usual; the sandbox can start nothing after it.
+  bool ends_sandbox = false;
 };
 
 struct Spawned {

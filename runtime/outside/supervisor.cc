@@ -422,6 +422,7 @@ Result<SupervisedSandbox::SentSpawn> SupervisedSandbox::send_spawn(const SpawnRe
   }
   for (const auto& [key, value] : env) message.env.push_back(key + "=" + value);
   message.cwd = request.cwd.empty() ? spec_.cwd : request.cwd;
+  message.number = request.ends_sandbox ? 1 : 0;
 
   SentSpawn sent;
   sent.program = request.argv[0];
@@ -649,6 +650,7 @@ void SupervisedSandbox::shutdown() {
     monitor_thread_.join();
   }
   if (relay_) relay_->stop();
+  trace_startup("supervisor: threads stopped");
   if (init_pid_ > 0) {
     // init is pid 1 of its namespace: this returns once every process inside is gone.
     while (::waitpid(init_pid_, nullptr, 0) < 0 && errno == EINTR) {}
@@ -661,10 +663,12 @@ void SupervisedSandbox::shutdown() {
   }
   notifier_.reset();
   if (limits_) limits_->teardown();
+  trace_startup("supervisor: cgroups removed");
   // The sandbox's mount namespace, its last reference: the janitor drops it (the kernel unmounting every mount of
   // the sandbox, unreachable by anything now) beside the checks below and this process's exit; without a janitor
   // (no cgroups), this process does, last.
   UniqueFd mntns = janitor_.release(std::move(sandbox_mntns_));
+  trace_startup("supervisor: janitor released");
   // Nothing inside runs any more: what the run left for the host is final.
   report_host_integrity(true);
 }

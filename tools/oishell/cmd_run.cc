@@ -244,6 +244,7 @@ int run_confined(const ConfinedCommand& args) {
   request.argv = args.command;
   request.stdio = SpawnRequest::Stdio::inherit;
   request.terminal = terminal_request();
+  request.ends_sandbox = true;  // the command's end is the sandbox's
   options.first_process = request;
   // This thread waits on the sandbox from here to the command's end, so it serves the sandbox itself.
   options.monitor_on_caller = true;
