@@ -62,6 +62,7 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
   c.highlight_active_line = !cli.no_highlight_active_line && p.highlight_active_line.value_or(true);
   c.speak_messages = cli.speak_messages;
   c.server = cli.server;
+  c.acp = cli.acp;
   if (p.user_message_template) c.user_message_template = *p.user_message_template;
   if (p.always_apply_user_message_template) c.always_apply_user_message_template = *p.always_apply_user_message_template;
   if (p.code_output_template) c.code_output_template = *p.code_output_template;

@@ -38,6 +38,7 @@ struct CliOptions {
   bool speak_messages = false;
   bool contribute_conversation = false;
   bool server = false;
+  bool acp = false;  // --acp: the Agent Client Protocol on stdio (editors)
   // Actions that end the run: print the profiles folder (--profiles), the models folder (--local_models), reset a
   // built-in profile (--reset_profile [NAME]; empty: every built-in one).
   bool profiles = false;
@@ -91,6 +92,7 @@ struct AgentConfig {
   bool highlight_active_line = true;
   bool speak_messages = false;
   bool server = false;                  // --server: the loopback server instead of the terminal
+  bool acp = false;                     // --acp: the Agent Client Protocol on stdio (agent/acp/acp_server.h)
   std::string user_message_template;    // "{content}" is replaced by the user's message
   bool always_apply_user_message_template = false;
   std::string code_output_template;     // "{content}" is replaced by the output fed to the model

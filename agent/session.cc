@@ -1,12 +1,16 @@
 #include "agent/session.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <algorithm>
 #include <cstdlib>
 
+#include "agent/acp/acp_server.h"
 #include "agent/conversation.h"
 #include "agent/executor_client.h"
 #include "agent/interrupt.h"
@@ -21,6 +25,7 @@
 #include "agent/profile_actions.h"
 #include "agent/server/oi_server.h"
 #include "base/terminal_text.h"
+#include "base/unique_fd.h"
 #include "oishell/build_config.h"
 
 namespace oishell::agent {
@@ -142,6 +147,17 @@ int run_session(const CliOptions& cli) {
     return 2;
   }
   AgentConfig& c = *config;
+  // --acp: stdout carries the protocol only. It moves to a descriptor of its own, and what else this process (or
+  // anything it starts) would print there goes to stderr; no question is asked (notices as JSON lines, on stderr).
+  UniqueFd protocol_out;
+  if (c.acp) {
+    protocol_out.reset(::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3));
+    if (!protocol_out || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+      std::fprintf(stderr, "interpreter --acp: cannot set up stdout: %s\n", std::strerror(errno));
+      return 1;
+    }
+    c.json = true;
+  }
   const char* no_color = std::getenv("NO_COLOR");
   auto display = make_display({c.json, c.plain, !(no_color && *no_color), c.verbose});
   for (const auto& w : c.warnings) display->notice(NoticeLevel::warning, w);
@@ -217,6 +233,10 @@ int run_session(const CliOptions& cli) {
   }
   SupervisorClient executor(sup);
   if (c.server) return server::run_server({c, llm ? std::optional(settings) : std::nullopt, &executor, env});
+  if (c.acp) {
+    return acp::run_acp({c, llm ? std::optional(settings) : std::nullopt, &executor, env, STDIN_FILENO,
+                         protocol_out.get()});
+  }
   executor.prestart();
 
   ConversationStore store(conversations_dir(env));

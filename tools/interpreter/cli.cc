@@ -118,6 +118,8 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
                                                    "and resume one");
   app.add_flag("--server", o.server, "serve the agent on loopback: OI's websocket protocol and an OpenAI-compatible "
                                      "endpoint");
+  app.add_flag("--acp", o.acp, "speak the Agent Client Protocol on stdin/stdout, for editors (Zed, VS Code, "
+                               "JetBrains): docs/interpreter.md");
   app.add_flag("--version", o.version, "print the version and exit");
   app.add_flag("--contribute_conversation", o.contribute_conversation, "(conversations are never sent anywhere)");
   app.add_flag("--plain", o.plain, "-pl: no colours or styling (for pipes)");

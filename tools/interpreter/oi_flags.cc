@@ -54,6 +54,7 @@ const std::vector<FlagSpec>& flag_table() {
       {"sandbox", "", K::value, false},
       {"policy", "", K::value, false},
       {"json", "", K::flag, false},
+      {"acp", "", K::flag, false},
       {"provider", "", K::value, false},
       {"max_turns", "", K::value, false},
       {"completion", "", K::value, false},

@@ -1,0 +1,57 @@
+#include "agent/acp/acp_input.h"
+
+namespace oishell::agent::acp {
+namespace {
+
+using nlohmann::json;
+
+json option(const char* id, const char* name, const char* kind) {
+  return {{"optionId", id}, {"name", name}, {"kind", kind}};
+}
+
+constexpr std::string_view kNetworkAsk = "code wants to reach ";  // agent/run_block.cc's question
+
+}  // namespace
+
+std::optional<std::string> AcpInput::request(json tool_call, json options) {
+  auto answer = channel_.call("session/request_permission",
+                              {{"sessionId", session_id_}, {"toolCall", std::move(tool_call)}, {"options", options}});
+  if (!answer || !answer->is_object()) return std::nullopt;
+  const json outcome = answer->value("outcome", json::object());
+  if (!outcome.is_object() || outcome.value("outcome", "") != "selected") return std::nullopt;
+  const json chosen = outcome.value("optionId", json());
+  if (!chosen.is_string()) return std::nullopt;
+  for (const auto& o : options) {
+    if (o["optionId"] == chosen) return chosen.get<std::string>();
+  }
+  return std::nullopt;  // not one we offered: as if cancelled
+}
+
+std::optional<std::string> AcpInput::ask(const std::string& question, bool* interrupted) {
+  if (interrupted) *interrupted = false;
+  if (auto block = display_.take_confirmation()) {
+    auto chosen = request(std::move(*block), json::array({option("run", "Run", "allow_once"),
+                                                          option("skip", "Skip", "reject_once")}));
+    if (!chosen) {
+      if (interrupted) *interrupted = true;
+      return std::nullopt;
+    }
+    return *chosen == "run" ? "y" : "n";
+  }
+  if (question.starts_with(kNetworkAsk)) {
+    std::string destination = question.substr(kNetworkAsk.size());
+    destination = destination.substr(0, destination.find(" \xE2\x80\x94 "));  // up to " — allow (o)nce..."
+    json tool_call = display_.running_tool_call();
+    if (tool_call.is_null()) tool_call = {{"toolCallId", "ask-" + std::to_string(++asks_)}};
+    tool_call["title"] = "Allow the sandbox to connect to " + destination + "?";
+    tool_call["kind"] = "fetch";
+    auto chosen = request(std::move(tool_call), json::array({option("once", "Allow once", "allow_once"),
+                                                             option("always", "Allow always", "allow_always"),
+                                                             option("deny", "Deny", "reject_once")}));
+    if (!chosen) return "d";  // cancelled or unanswered: denied, the block goes on
+    return *chosen == "once" ? "o" : *chosen == "always" ? "a" : "d";
+  }
+  return std::nullopt;
+}
+
+}  // namespace oishell::agent::acp
