@@ -30,13 +30,21 @@ std::optional<std::string> AcpInput::request(json tool_call, json options) {
 std::optional<std::string> AcpInput::ask(const std::string& question, bool* interrupted) {
   if (interrupted) *interrupted = false;
   if (auto block = display_.take_confirmation()) {
+    const json id = (*block)["toolCallId"];
     auto chosen = request(std::move(*block), json::array({option("run", "Run", "allow_once"),
                                                           option("skip", "Skip", "reject_once")}));
+    if (chosen && *chosen == "run") return "y";
+    // Not run: the editor shows the tool call as ended, not as waiting.
+    channel_.notify("session/update",
+                    {{"sessionId", session_id_},
+                     {"update", {{"sessionUpdate", "tool_call_update"}, {"toolCallId", id}, {"status", "failed"},
+                                 {"content", json::array({{{"type", "content"},
+                                                           {"content", {{"type", "text"}, {"text", "Not run."}}}}})}}}});
     if (!chosen) {
       if (interrupted) *interrupted = true;
       return std::nullopt;
     }
-    return *chosen == "run" ? "y" : "n";
+    return "n";
   }
   if (question.starts_with(kNetworkAsk)) {
     std::string destination = question.substr(kNetworkAsk.size());

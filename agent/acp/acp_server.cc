@@ -201,7 +201,7 @@ json AcpServer::load_session(const json& params) {
   display_.set_session(id);
   display_.replay(*loaded);
   make_session(id, std::move(*loaded));
-  return nullptr;
+  return json::object();  // LoadSessionResponse: no modes, no config options
 }
 
 void AcpServer::cancel(const json& params) {
