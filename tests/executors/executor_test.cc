@@ -209,6 +209,10 @@ TEST_P(ExecutorTest, InterruptStopsPythonLoopAndKeepsState) {
   auto r = c->collect(id, 10s);
   EXPECT_EQ("interrupted", r.done.value("status", "")) << r.done.dump();
   EXPECT_NE(std::string::npos, r.err.find("KeyboardInterrupt"));
+  // The user's frame only: the driver's SIGINT handler, which raised it, is left out (and its host path with it).
+  EXPECT_NE(std::string::npos, r.err.find(", in <module>")) << r.err;
+  EXPECT_EQ(std::string::npos, r.err.find("python_driver")) << r.err;
+  EXPECT_EQ(std::string::npos, r.err.find("_on_sigint")) << r.err;
   EXPECT_EQ("'yes'\n", c->run("python", "kept").out);
   for (const auto& e : c->events()) EXPECT_NE("executor_restarted", e.value("event", ""));
 }
@@ -292,6 +296,13 @@ TEST_P(ExecutorTest, TracebacksComeBackWhole) {
   EXPECT_EQ(std::string::npos, r.err.find("python_driver")) << r.err;  // no driver frames
   auto s = c->run("python", "def broken(:\n  pass");
   EXPECT_NE(std::string::npos, s.err.find("SyntaxError")) << s.err;
+  EXPECT_EQ(std::string::npos, s.err.find("python_driver")) << s.err;
+  // A chained exception: both tracebacks, the user's frames only.
+  auto chained = c->run("python", "try:\n    {}['k']\nexcept KeyError as e:\n    raise ValueError('bad') from e");
+  EXPECT_NE(std::string::npos, chained.err.find("KeyError")) << chained.err;
+  EXPECT_NE(std::string::npos, chained.err.find("The above exception was the direct cause")) << chained.err;
+  EXPECT_NE(std::string::npos, chained.err.find("line 4, in <module>")) << chained.err;
+  EXPECT_EQ(std::string::npos, chained.err.find("python_driver")) << chained.err;
 }
 
 TEST_P(ExecutorTest, ActiveLinesFollowTheBlock) {

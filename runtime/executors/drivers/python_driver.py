@@ -117,14 +117,27 @@ def _register_sources():
         linecache.cache[name] = (len(text), None, text.splitlines(True), name)
 
 
-def _print_exception(exc, skip_driver_frames):
+def _without_driver_frames(te, seen):
+    """Leaves only the user's frames in a TracebackException and the ones chained to it: the driver's own (the
+    block's eval, the SIGINT handler that raised KeyboardInterrupt, display()) name a host path and mean nothing
+    to the user, as Open Interpreter shows only the cell's lines."""
+    import traceback
+    if te is None or id(te) in seen:
+        return
+    seen.add(id(te))
+    te.stack = traceback.StackSummary.from_list([f for f in te.stack if f.filename != __file__])
+    _without_driver_frames(te.__cause__, seen)
+    _without_driver_frames(te.__context__, seen)
+    for group_member in getattr(te, "exceptions", None) or []:
+        _without_driver_frames(group_member, seen)
+
+
+def _print_exception(exc):
     import traceback
     _register_sources()
-    tb = exc.__traceback__
-    for _ in range(skip_driver_frames):
-        if tb is not None and tb.tb_frame.f_code.co_filename == __file__:
-            tb = tb.tb_next
-    sys.stderr.write("".join(traceback.format_exception(type(exc), exc, tb)))
+    te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+    _without_driver_frames(te, set())
+    sys.stderr.write("".join(te.format()))
     sys.stderr.flush()
 
 
@@ -145,7 +158,7 @@ def _emit_figures():
             send("I %s png %s\n" % (_state["seq"], base64.b64encode(buf.getvalue()).decode("ascii")))
         plt.close("all")
     except Exception as exc:  # a figure that cannot be drawn is the user's error, shown like one
-        _print_exception(exc, 0)
+        _print_exception(exc)
 
 
 def _patch_pyplot():
@@ -221,7 +234,7 @@ def run_block(seq, source, stdin_data, namespace):
         try:
             compiled = _compile_block(source, filename)
         except (SyntaxError, ValueError, OverflowError) as exc:
-            _print_exception(exc, 0)
+            _print_exception(exc)
             return "error", 1
         if signal.getsignal(signal.SIGINT) is not _on_sigint:
             signal.signal(signal.SIGINT, _on_sigint)
@@ -234,7 +247,7 @@ def run_block(seq, source, stdin_data, namespace):
             _state["in_user"] = False
         except KeyboardInterrupt as exc:
             _state["in_user"] = False
-            _print_exception(exc, 1)
+            _print_exception(exc)
             status, code = "interrupted", 130
             _kill_block_processes()
         except SystemExit as exc:
@@ -250,7 +263,7 @@ def run_block(seq, source, stdin_data, namespace):
                     sys.stderr.write("%s\n" % (value,))
         except BaseException as exc:
             _state["in_user"] = False
-            _print_exception(exc, 1)
+            _print_exception(exc)
             status, code = "error", 1
         finally:
             _state["in_user"] = False
