@@ -1,5 +1,7 @@
 #include "agent/feedback.h"
 
+#include <algorithm>
+
 #include "agent/json_util.h"
 #include "base/terminal_text.h"
 
@@ -74,6 +76,24 @@ std::string describe_host_change(const HostChange& c) {
   return escape_for_terminal(c.path);
 }
 
+namespace {
+
+// "host:port" of a network event, "" for others (a DNS refusal has no port yet: not an ask's destination).
+std::string net_destination(const nlohmann::json& e) {
+  const std::string name = e.value("event", "");
+  if (name != "net.denied" && name != "ask" && name != "net.ask") return "";
+  if (e.value("protocol", "") == "dns") return "";
+  auto host = e.find("host");
+  if (host == e.end() || !host->is_string()) return "";
+  auto port = e.find("port");
+  return host->get<std::string>() + ":" + (port == e.end() ? std::string() : dump_json(*port));
+}
+
+constexpr const char* kNetworkAdvice = "; do not try to reach it another way: the user can allow it (`%policy learn`, "
+                                       "or a network rule in the sandbox's policy)";
+
+}  // namespace
+
 std::string format_feedback(const OutputTail& output, const ExecResult& result, size_t max_output) {
   std::string text;
   const std::string& tail = output.tail();
@@ -95,10 +115,34 @@ std::string format_feedback(const OutputTail& output, const ExecResult& result, 
   } else {
     text += "[" + result.status + ", exit status " + std::to_string(result.exit_code) + "]";
   }
-  for (const auto& e : result.denials) text += "\n[" + describe_event(e) + "]";
+  // A destination the user was asked about and refused comes twice: the ask, and the relay's denial that followed
+  // it. The model is told once, in one line that says what it may do.
+  std::vector<std::string> refused_asks;
+  for (const auto& e : result.asks_denied) refused_asks.push_back(net_destination(e));
+  std::vector<std::string> told;
+  auto asked = [&](const std::string& d) {
+    return !d.empty() && std::find(refused_asks.begin(), refused_asks.end(), d) != refused_asks.end();
+  };
+  for (const auto& e : result.denials) {
+    const std::string destination = net_destination(e);
+    if (asked(destination)) {
+      if (std::find(told.begin(), told.end(), destination) != told.end()) continue;
+      told.push_back(destination);
+      text += "\n[network access to " + escape_for_terminal(destination) +
+              " was refused: the user was asked and said no, or nobody could be asked" + kNetworkAdvice + "]";
+    } else {
+      text += "\n[" + describe_event(e) + (destination.empty() ? "" : kNetworkAdvice) + "]";
+    }
+  }
   for (const auto& e : result.limits) text += "\n[" + describe_event(e) + "]";
   for (const auto& e : result.restarts) text += "\n[" + describe_event(e) + "]";
-  for (const auto& e : result.asks_denied) text += "\n[" + describe_event(e) + "]";
+  for (const auto& e : result.asks_denied) {
+    const std::string destination = net_destination(e);
+    if (std::find(told.begin(), told.end(), destination) != told.end()) continue;
+    told.push_back(destination);
+    text += "\n[network access to " + escape_for_terminal(destination) +
+            " was refused: the user was asked and said no, or nobody could be asked" + kNetworkAdvice + "]";
+  }
   for (const auto& c : result.host_changes) {
     text += std::string("\n[sandbox") + (c.between_blocks ? ", since the previous block" : "") + ": " +
             describe_host_change(c) + "]";

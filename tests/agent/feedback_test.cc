@@ -50,6 +50,29 @@ TEST(Feedback, DenialsLimitsAndRestartsAreTold) {
   EXPECT_NE(std::string::npos, text.find("the python session was restarted (crashed); its variables were lost"));
 }
 
+// A refused ask comes back as the ask and as the relay's denial after it: the model reads one line, with what the
+// user can do. A denial nobody was asked about keeps its reason.
+TEST(Feedback, ARefusedAskIsToldOnceWithWhatTheUserCanDo) {
+  OutputTail tail(100);
+  ExecResult r;
+  r.denials.push_back({{"event", "net.denied"}, {"host", "api.example"}, {"port", 443}, {"reason", "denied when asked"}});
+  r.denials.push_back({{"event", "net.denied"}, {"host", "other.example"}, {"port", 80}, {"reason", "not allowed"}});
+  r.asks_denied.push_back({{"event", "ask"}, {"host", "api.example"}, {"port", 443}});
+  r.asks_denied.push_back({{"event", "ask"}, {"host", "late.example"}, {"port", 443}});
+  const std::string text = format_feedback(tail, r, 100);
+  EXPECT_EQ("(no output)\n[exit status 0]\n"
+            "[network access to api.example:443 was refused: the user was asked and said no, or nobody could be asked; "
+            "do not try to reach it another way: the user can allow it (`%policy learn`, or a network rule in the "
+            "sandbox's policy)]\n"
+            "[network access to other.example:80 was denied by the sandbox (not allowed); do not try to reach it "
+            "another way: the user can allow it (`%policy learn`, or a network rule in the sandbox's policy)]\n"
+            "[network access to late.example:443 was refused: the user was asked and said no, or nobody could be "
+            "asked; do not try to reach it another way: the user can allow it (`%policy learn`, or a network rule in "
+            "the sandbox's policy)]",
+            text);
+  EXPECT_EQ(std::string::npos, text.find("denied when asked")) << text;
+}
+
 TEST(Feedback, HostChangesAreToldOneALineWithWhatToDo) {
   OutputTail tail(100);
   tail.add("planted\n");

@@ -82,7 +82,12 @@ TEST_F(TerminalQuestions, ANetworkQuestionComesAfterTheOutputIsUndoneAndOnlyALat
   EXPECT_LT(reset, asked) << json(r.out).dump();
   std::string fed = last_tool_output(server.requests().at(1)["body"]);
   EXPECT_NE(std::string::npos, fed.find("failed: HTTP Error 403")) << fed;
-  EXPECT_NE(std::string::npos, fed.find("[network access to unlisted.oishell-test.invalid:80 was denied")) << fed;
+  // The refused ask is told once (not also as the relay's denial that followed it), with what the user can do.
+  const std::string told = "[network access to unlisted.oishell-test.invalid:80 was refused: the user was asked and "
+                           "said no, or nobody could be asked; do not try to reach it another way: the user can allow "
+                           "it (`%policy learn`, or a network rule in the sandbox's policy)]";
+  EXPECT_NE(std::string::npos, fed.find(told)) << fed;
+  EXPECT_EQ(fed.rfind("unlisted.oishell-test.invalid"), fed.find(told) + 19) << fed;  // named once only
 }
 
 }  // namespace
