@@ -1,12 +1,13 @@
 // Credential placeholders replaced by their secrets in the one header they are bound to, found and refused
 // everywhere else in a request head; secrets redacted from text (runtime/relay/credential_rewrite.h).
 #include "runtime/relay/credential_rewrite.h"
-#include "policy/http_token.h"
 
 #include <algorithm>
 #include <optional>
 
 #include "base/base64.h"
+#include "policy/http_token.h"
+#include "runtime/relay/http_head_lines.h"
 
 namespace oishell::relay {
 namespace {
@@ -271,14 +272,11 @@ RewriteResult rewrite_request_head(std::string_view head, const std::vector<Cred
     eol = block.find("\r\n", pos);
     std::string_view line = block.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
     pos = eol == std::string_view::npos ? block.size() + 2 : eol + 2;
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos) return refuse("", "malformed header line");
-    std::string_view name = line.substr(0, colon);
-    size_t value_begin = colon + 1;
-    while (value_begin < line.size() && is_ows(line[value_begin])) ++value_begin;
-    size_t value_end = line.size();
-    while (value_end > value_begin && is_ows(line[value_end - 1])) --value_end;
-    std::string_view value = line.substr(value_begin, value_end - value_begin);
+    const auto header = parse_header_line(line);
+    if (!header) return refuse("", "malformed header line");
+    const size_t colon = header->name.size();
+    const std::string_view name = header->name, value = header->value;
+    const size_t value_begin = header->value_begin, value_end = header->value_end;
 
     std::string rewritten;
     const CredentialBinding* used = nullptr;

@@ -10,71 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/http_token.h"
+#include "runtime/relay/http_head_lines.h"
 #include "runtime/relay/tls_upstream.h"
 
 namespace oishell::relay {
 namespace {
-
-std::string trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return "";
-  size_t end = text.find_last_not_of(" \t");
-  return std::string(text.substr(begin, end - begin + 1));
-}
-
-// The header lines of a request head (CRLF-separated, the request line first, ending with an empty line), each as
-// name and value; what is not a header line is skipped.
-std::vector<std::pair<std::string_view, std::string_view>> header_lines(std::string_view head) {
-  std::vector<std::pair<std::string_view, std::string_view>> lines;
-  size_t at = head.find("\r\n");
-  while (at != std::string_view::npos) {
-    size_t start = at + 2;
-    size_t end = head.find("\r\n", start);
-    if (end == std::string_view::npos || end == start) break;
-    std::string_view line = head.substr(start, end - start);
-    if (size_t colon = line.find(':'); colon != std::string_view::npos) {
-      lines.emplace_back(line.substr(0, colon), line.substr(colon + 1));
-    }
-    at = end;
-  }
-  return lines;
-}
-
-// The credentials after `scheme` in each `header` of `head` ("Basic dXNlcjpwYXNz" gives "dXNlcjpwYXNz").
-std::vector<std::string> header_tokens(std::string_view head, std::string_view header, std::string_view scheme) {
-  std::vector<std::string> tokens;
-  for (const auto& [name, value] : header_lines(head)) {
-    if (!iequals(name, header)) continue;
-    std::string text = trim(value);
-    if (text.size() > scheme.size() && iequals(std::string_view(text).substr(0, scheme.size()), scheme) &&
-        (text[scheme.size()] == ' ' || text[scheme.size()] == '\t')) {
-      std::string token = trim(std::string_view(text).substr(scheme.size()));
-      if (!token.empty()) tokens.push_back(std::move(token));
-    }
-  }
-  return tokens;
-}
-
-// `head` asking for the response as it is: every Accept-Encoding line replaced by `Accept-Encoding: identity`.
-std::string with_identity_encoding(std::string_view head) {
-  std::string out;
-  size_t line_end = head.find("\r\n");
-  if (line_end == std::string_view::npos) return std::string(head);
-  out.append(head.substr(0, line_end + 2));  // the request line
-  size_t at = line_end + 2;
-  while (at < head.size()) {
-    size_t end = head.find("\r\n", at);
-    if (end == std::string_view::npos || end == at) break;  // the empty line ending the head
-    std::string_view line = head.substr(at, end - at);
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos || !iequals(line.substr(0, colon), "accept-encoding")) {
-      out.append(head.substr(at, end - at + 2));
-    }
-    at = end + 2;
-  }
-  out += "Accept-Encoding: identity\r\n\r\n";
-  return out;
-}
 
 using Json = nlohmann::ordered_json;  // keys in the order written: "error" first
 
@@ -684,9 +624,9 @@ void HttpsTerminator::process_responses() {
       }
       if (pending_.front().credentialed) {
         for (const HttpHeader& header : parsed.headers) {
-          if (iequals(header.name, "content-encoding") && !iequals(trim(header.value), "identity")) {
+          if (iequals(header.name, "content-encoding") && !iequals(trim_ows(header.value), "identity")) {
             std::string reason = "a response to a request carrying a credential came with Content-Encoding " +
-                                 trim(header.value).substr(0, 64) + ", which the relay cannot check for the secret";
+                                 std::string(trim_ows(header.value).substr(0, 64)) + ", which the relay cannot check for the secret";
             event({.kind = TerminatorEvent::Kind::upstream_error, .method = pending_.front().method,
                    .reason = reason});
             fail_upstream(json({{"error", "upstream_response"}, {"host", config_.host}, {"reason", reason}}));
