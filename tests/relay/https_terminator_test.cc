@@ -566,9 +566,10 @@ TEST(HttpsTerminator, ChunkedUploadStreamsWithinTheBound) {
   EXPECT_LE(h.max_seen_to_client, kBound);
 }
 
-TEST(HttpsTerminator, ContentLengthDownloadStreamsWithinTheBound) {
-  Harness h(read_only_repos(), {}, kBound);
-  std::string body(3 * 1024 * 1024 + 17, 'd');
+// A Content-Length download of `body_bytes` through `h`, received whole within the bound; then, its end found by
+// its length, the next request on the same connection.
+void download_then_next_request(Harness& h, size_t body_bytes, char fill) {
+  std::string body(body_bytes, fill);
   std::string response = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   h.replies.push_back({"\r\n\r\n", response});
   h.replies.push_back({"\r\n\r\n", kOk});
@@ -576,10 +577,14 @@ TEST(HttpsTerminator, ContentLengthDownloadStreamsWithinTheBound) {
   ASSERT_TRUE(h.run([&] { return h.client.received.size() >= response.size(); }, kLink, 200000));
   EXPECT_TRUE(h.client.received == response) << h.client.received.size();
   EXPECT_LE(h.max_seen_to_client, kBound);
-  EXPECT_GT(h.max_seen_to_client, kBound / 2);
-  // The response's end was found by its length: the next request is taken on the same connection.
   h.client.outbox = kGetRepo;
   ASSERT_TRUE(h.run([&] { return h.client.received == response + kOk; }));
+}
+
+TEST(HttpsTerminator, ContentLengthDownloadStreamsWithinTheBound) {
+  Harness h(read_only_repos(), {}, kBound);
+  download_then_next_request(h, 3 * 1024 * 1024 + 17, 'd');
+  EXPECT_GT(h.max_seen_to_client, kBound / 2);  // the bound, not the wire, limited it
 }
 
 // The relay takes the records into its queue (take_to_client(char*, size_t)): the same bytes, in order, within the
@@ -587,16 +592,7 @@ TEST(HttpsTerminator, ContentLengthDownloadStreamsWithinTheBound) {
 TEST(HttpsTerminator, DownloadTakenIntoABufferIsTheSameStream) {
   Harness h(read_only_repos(), {}, kBound);
   h.client_takes_into_buffer = true;
-  std::string body(2 * 1024 * 1024 + 5, 'b');
-  std::string response = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  h.replies.push_back({"\r\n\r\n", response});
-  h.replies.push_back({"\r\n\r\n", kOk});
-  h.client.outbox = kGetRepo;
-  ASSERT_TRUE(h.run([&] { return h.client.received.size() >= response.size(); }, kLink, 200000));
-  EXPECT_TRUE(h.client.received == response) << h.client.received.size();
-  EXPECT_LE(h.max_seen_to_client, kBound);
-  h.client.outbox = kGetRepo;
-  ASSERT_TRUE(h.run([&] { return h.client.received == response + kOk; }));
+  download_then_next_request(h, 2 * 1024 * 1024 + 5, 'b');
 }
 
 TEST(HttpsTerminator, HeadAnd204HaveNoBodyAndTheConnectionGoesOn) {
