@@ -95,7 +95,10 @@ TEST_F(RelayHttpsTest, TheSecretIsInNoProcessEnvironmentNorFileInside) {
   // neighbour: the loop does read them) and none the secret; the sandbox's init (pid 1) is not readable inside
   // (the next test reads it from outside). Without the sandbox the secret would be in every one of them (it is in
   // oishell's environment).
+  // The loop starts once the sleep has exec-ed: mid-exec, a process's environ reads empty (the kernel installs the
+  // new memory before it records where its environment is).
   SandboxRun r = sh("sleep 5 & "
+                    "until grep -q sleep /proc/$!/cmdline 2>/dev/null; do :; done; "
                     "n=0; u=; for f in /proc/[0-9]*/environ; do "
                     "if tr '\\0' '\\n' < $f > /tmp/env.$n 2>/dev/null; then n=$((n+1)); "
                     "else u=\"$u ${f%/environ}\"; fi; done; "
