@@ -63,6 +63,8 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
   c.speak_messages = cli.speak_messages;
   c.server = cli.server;
   c.acp = cli.acp;
+  c.gui = cli.gui;
+  c.gui_port = cli.gui_port.value_or(0);
   if (p.user_message_template) c.user_message_template = *p.user_message_template;
   if (p.always_apply_user_message_template) c.always_apply_user_message_template = *p.always_apply_user_message_template;
   if (p.code_output_template) c.code_output_template = *p.code_output_template;
@@ -90,6 +92,11 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
   if (c.safe_mode != "off" && c.safe_mode != "ask" && c.safe_mode != "auto") {
     return Status::error("--safe_mode: `" + c.safe_mode + "` is not a mode (expected off, ask or auto)");
   }
+  if (c.gui && (c.server || c.acp)) {
+    return Status::error(std::string("--gui shows a terminal session; it does not go with ") +
+                         (c.server ? "--server" : "--acp"));
+  }
+  if (cli.gui_port && !c.gui) return Status::error("--gui_port needs --gui");
   return c;
 }
 

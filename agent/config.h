@@ -39,6 +39,8 @@ struct CliOptions {
   bool contribute_conversation = false;
   bool server = false;
   bool acp = false;  // --acp: the Agent Client Protocol on stdio (editors)
+  bool gui = false;  // --gui: the web UI beside the terminal
+  std::optional<int> gui_port;
   // Actions that end the run: print the profiles folder (--profiles), the models folder (--local_models), reset a
   // built-in profile (--reset_profile [NAME]; empty: every built-in one).
   bool profiles = false;
@@ -93,6 +95,8 @@ struct AgentConfig {
   bool speak_messages = false;
   bool server = false;                  // --server: the loopback server instead of the terminal
   bool acp = false;                     // --acp: the Agent Client Protocol on stdio (agent/acp/acp_server.h)
+  bool gui = false;                     // --gui: the web UI on loopback beside the terminal (agent/gui/)
+  int gui_port = 0;                     // 0: a free port
   std::string user_message_template;    // "{content}" is replaced by the user's message
   bool always_apply_user_message_template = false;
   std::string code_output_template;     // "{content}" is replaced by the output fed to the model

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/executor.h"
+#include "agent/message.h"
 
 namespace oishell::agent {
 
@@ -54,6 +55,11 @@ class Display {
   // line is ended, and whatever a block's output did to the terminal is undone, so the question is legible and the
   // last thing on the screen.
   virtual void before_question() = 0;
+  // What the sandbox reported (a denial, a limit, an executor restart), as its event; notice() then shows it as text.
+  virtual void sandbox_event(const nlohmann::json& /*event*/) {}
+  // The conversation was replaced by a saved one (--conversations, %resume): the displays that show a whole
+  // conversation (the web page) show it; the terminal has said so in a notice.
+  virtual void conversation_loaded(const std::vector<Message>& /*messages*/) {}
   // Whether the user is a person at a terminal (prompts make sense).
   virtual bool interactive() const = 0;
   virtual void flush() = 0;

@@ -1,6 +1,7 @@
 #include "agent/line_editor.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -139,6 +140,11 @@ void LineHistory::add(const std::string& line) {
 
 LineEditor::Read LineEditor::next_byte(unsigned char* c) {
   if (pending_.empty()) {
+    if (wake_fd_ >= 0) {
+      pollfd fds[2] = {{in_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0) return errno == EINTR ? Read::interrupted : Read::eof;
+      if (!fds[0].revents && fds[1].revents) return Read::woken;
+    }
     char buf[256];
     ssize_t n = ::read(in_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) return Read::interrupted;
@@ -172,14 +178,16 @@ void LineEditor::render(const std::string& prompt) {
 
 std::optional<std::string> LineEditor::read_line(const std::string& prompt, bool* interrupted) {
   if (interrupted) *interrupted = false;
+  woken_ = false;
   RawMode raw(in_);
   write_all(out_, "\x1b[?2004h");  // bracketed paste
   struct PasteOff {
     int fd;
     ~PasteOff() { write_all(fd, "\x1b[?2004l"); }
   } paste_off{out_};
-  line_.clear();
-  cursor_ = 0;
+  line_ = held_.value_or(std::string());
+  held_.reset();
+  cursor_ = line_.size();
   const std::vector<std::string> empty;
   const std::vector<std::string>& past = history_ ? history_->entries() : empty;
   size_t browsing = past.size();  // past.size(): the line being typed
@@ -203,6 +211,12 @@ std::optional<std::string> LineEditor::read_line(const std::string& prompt, bool
     if (r == Read::interrupted) {
       write_all(out_, "\r\n");
       if (interrupted) *interrupted = true;
+      return std::nullopt;
+    }
+    if (r == Read::woken) {  // the prompt line is cleared; what was typed comes back at the next read
+      write_all(out_, "\r\x1b[K");
+      if (!line_.empty()) held_ = line_;
+      woken_ = true;
       return std::nullopt;
     }
     if (r == Read::eof) {

@@ -33,17 +33,24 @@ class LineHistory {
 class LineEditor {
  public:
   LineEditor(int in_fd, int out_fd, LineHistory* history) : in_(in_fd), out_(out_fd), history_(history) {}
-  // nullopt at end of input (Ctrl-D on an empty line) or when a signal interrupted the read (*interrupted true).
+  // nullopt at end of input (Ctrl-D on an empty line), when a signal interrupted the read (*interrupted true), or
+  // when the wake descriptor became readable (woken() true: the line typed so far is kept for the next read).
   std::optional<std::string> read_line(const std::string& prompt, bool* interrupted);
+  // A descriptor (-1: none) whose readability ends a read: another source of messages (the web page) has one.
+  void set_wake_fd(int fd) { wake_fd_ = fd; }
+  bool woken() const { return woken_; }
 
  private:
-  enum class Read { byte, eof, interrupted };
+  enum class Read { byte, eof, interrupted, woken };
   Read next_byte(unsigned char* c);
   void render(const std::string& prompt);
   void insert(const std::string& text);
 
   int in_, out_;
   LineHistory* history_;
+  int wake_fd_ = -1;
+  bool woken_ = false;
+  std::optional<std::string> held_;  // the line being typed when a wake ended the last read
   std::string pending_;  // bytes read past the end of the last line (typed ahead)
   std::string line_;
   size_t cursor_ = 0;    // byte offset in line_, always at a character boundary

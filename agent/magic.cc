@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <ctime>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +26,7 @@ constexpr const char* kHelp =
     "%undo                 remove your last message and the answer to it\n"
     "%save_message [path]  save the messages to a JSON file (default messages.json; .json added when missing)\n"
     "%load_message [path]  load messages from a JSON file (default messages.json; .json added when missing)\n"
+    "%resume [N|name]      list the saved conversations, or continue one (saved on in its own file)\n"
     "%jupyter [path]       write the conversation as a Jupyter notebook (default: open-interpreter-<time>.ipynb\n"
     "                      in the working directory)\n"
     "%markdown [path]      write the conversation as Markdown (default: <conversation>.md in the working directory)\n"
@@ -125,6 +128,53 @@ void write_export(Display& d, const std::string& path, const std::string& text, 
   d.notice(s.is_ok() ? NoticeLevel::info : NoticeLevel::error, s.is_ok() ? what + " written to " + path : s.message());
 }
 
+// %resume: without an argument the saved conversations, newest first, numbered; with a number or a name, that one
+// continues here (this session's messages are replaced; it is saved on in its own file).
+void resume_conversation(Agent& agent, const std::string& arg) {
+  Display& d = agent.display();
+  if (!agent.store()) {
+    d.notice(NoticeLevel::error, "%resume: this session does not save conversations");
+    return;
+  }
+  const auto list = list_conversations(agent.store()->dir());
+  if (list.empty()) {
+    d.notice(NoticeLevel::info, "No saved conversations in " + agent.store()->dir() + ".");
+    return;
+  }
+  if (arg.empty()) {
+    std::string menu = "Saved conversations (newest first; `%resume N` continues one):";
+    for (size_t i = 0; i < list.size() && i < 30; ++i) {
+      menu += "\n  " + std::to_string(i + 1) + ". " + readable_conversation_name(list[i].name);
+    }
+    d.notice(NoticeLevel::info, menu);
+    return;
+  }
+  const ConversationInfo* chosen = nullptr;
+  char* end = nullptr;
+  long n = std::strtol(arg.c_str(), &end, 10);
+  if (end != arg.c_str() && *end == '\0') {
+    if (n >= 1 && static_cast<size_t>(n) <= std::min<size_t>(list.size(), 30)) chosen = &list[static_cast<size_t>(n) - 1];
+  } else {
+    for (const auto& info : list) {
+      if (info.name == arg || info.name + ".json" == arg) chosen = &info;
+    }
+  }
+  if (!chosen) {
+    d.notice(NoticeLevel::error, "%resume: `" + arg + "` is not one of the saved conversations (`%resume` lists them)");
+    return;
+  }
+  auto loaded = load_conversation(chosen->path);
+  if (!loaded) {
+    d.notice(NoticeLevel::error, loaded.status().message());
+    return;
+  }
+  agent.store()->attach(chosen->path);
+  agent.messages() = std::move(*loaded);
+  d.conversation_loaded(agent.messages());
+  d.notice(NoticeLevel::info, "Resumed " + readable_conversation_name(chosen->name) + " (" +
+                                  std::to_string(agent.messages().size()) + " messages).");
+}
+
 }  // namespace
 
 void handle_magic(Agent& agent, const std::string& line) {
@@ -181,6 +231,8 @@ void handle_magic(Agent& agent, const std::string& line) {
     agent.messages() = std::move(*loaded);
     agent.save();
     d.notice(NoticeLevel::info, "Loaded " + std::to_string(agent.messages().size()) + " messages from " + path);
+  } else if (cmd == "resume") {
+    resume_conversation(agent, arg);
   } else if (cmd == "auto_run") {
     (void)set_switch(d, "auto_run", arg, &agent.config().auto_run);
   } else if (cmd == "verbose") {

@@ -56,6 +56,7 @@ class SandboxObserver : public ExecObserver {
 
   void on_output(std::string_view, std::string_view) override {}  // not a block's: no box to show it in
   void on_notice(const nlohmann::json& event) override {
+    display_.sandbox_event(event);
     display_.notice(NoticeLevel::warning, "sandbox: " + describe_event(event));
   }
   void on_host_change(const HostChange& change) override { host_changes_.push_back(change); }

@@ -13,6 +13,7 @@
 #include "agent/acp/acp_server.h"
 #include "agent/conversation.h"
 #include "agent/executor_client.h"
+#include "agent/gui/gui_session.h"
 #include "agent/interrupt.h"
 #include "agent/llm/local.h"
 #include "agent/llm/provider.h"
@@ -250,13 +251,41 @@ int run_session(const CliOptions& cli) {
                                                      picked->path) + " (" + std::to_string(parts.history.size()) +
                                            " messages).");
   }
+  // --gui: the page shows what the terminal shows, and either drives the session.
+  std::unique_ptr<gui::GuiSession> gui;
+  if (c.gui) {
+    char cwd[4096];
+    const std::string workspace = ::getcwd(cwd, sizeof cwd) ? cwd : "";
+    auto started = gui::GuiSession::start({c.gui_port, workspace, store.dir(), /*open_browser=*/true}, *display, input);
+    if (!started) {
+      display->notice(NoticeLevel::error, started.status().message());
+      return 1;
+    }
+    gui = std::move(*started);
+    display->notice(NoticeLevel::info, std::string(gui->opened() ? "The session's page (opened in your browser): "
+                                                                 : "The session's page: ") +
+                                           gui->url());
+    if (!parts.history.empty()) gui->display().conversation_loaded(parts.history);
+  }
   parts.config = c;
   parts.llm = std::move(llm);
   parts.executor = &executor;
-  parts.display = display.get();
-  parts.input = &input;
+  parts.display = gui ? &gui->display() : display.get();
+  parts.input = gui ? static_cast<UserInput*>(&gui->input()) : &input;
   parts.store = &store;
   Agent agent(std::move(parts));
+  if (gui) {
+    gui->input().set_status_source([&agent, &executor] {
+      nlohmann::json status = {{"sandbox", executor.description()}, {"auto_run", agent.config().auto_run}};
+      if (LlmClient* llm = agent.llm()) {
+        status["model"] = llm->settings().model + " (" + api_display_name(llm->settings()) + ")";
+      } else {
+        status["model"] = "no model";
+      }
+      if (executor.start().is_ok()) status["policy"] = executor.policy_summary();
+      return status;
+    });
+  }
 
   if (c.sandbox == "none") {
     display->notice(NoticeLevel::warning, "--sandbox none: code runs on this host, as you, with no confinement." +

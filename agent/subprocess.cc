@@ -135,6 +135,39 @@ Result<Captured> run_capture(const std::vector<std::string>& argv, int timeout_m
   return out;
 }
 
+Status spawn_detached(const std::vector<std::string>& argv) {
+  if (argv.empty()) return Status::error("spawn: empty argv");
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) return Status::from_errno(errno, "pipe2()");
+  UniqueFd st_r(status_pipe[0]), st_w(status_pipe[1]);
+  Argv a(argv);
+  pid_t pid = ::fork();
+  if (pid < 0) return Status::from_errno(errno, "fork()");
+  if (pid == 0) {
+    // The middle process: starts the program in a session of its own and exits at once, so the program is
+    // nobody's child here (init reaps it) and no death signal of ours reaches it.
+    if (::fork() != 0) ::_exit(0);
+    ::setsid();
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGINT, SIG_DFL);
+    int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, 0);
+      ::dup2(null_fd, 1);
+      ::dup2(null_fd, 2);
+    }
+    exec_child(a.ptrs.data(), environ, st_w.get());
+  }
+  st_w.reset();
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (int code = exec_error(st_r.get()); code != 0) return Status::from_errno(code, "execve(\"" + argv[0] + "\")");
+  return Status::ok();
+}
+
 Result<int> run_interactive(const std::vector<std::string>& argv) {
   if (argv.empty()) return Status::error("run: empty argv");
   Argv a(argv);

@@ -27,6 +27,10 @@ struct Captured {
 // Runs argv with stdin /dev/null, stderr discarded; kills it after timeout_ms.
 Result<Captured> run_capture(const std::vector<std::string>& argv, int timeout_ms);
 
+// Starts argv detached (a session of its own, stdio on /dev/null, not killed when the agent goes: a browser it
+// becomes outlives the agent) and returns once it has exec-ed; the error when exec failed.
+Status spawn_detached(const std::vector<std::string>& argv);
+
 // Runs argv with the terminal (stdio inherited) and waits; the exit status (128+N for a signal).
 Result<int> run_interactive(const std::vector<std::string>& argv);
 

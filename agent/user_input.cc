@@ -1,6 +1,7 @@
 #include "agent/user_input.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@ namespace oishell::agent {
 
 std::optional<std::string> LineReader::read_line(bool* interrupted) {
   if (interrupted) *interrupted = false;
+  woken_ = false;
   while (true) {
     auto nl = buf_.find('\n');
     if (nl != std::string::npos) {
@@ -22,6 +24,17 @@ std::optional<std::string> LineReader::read_line(bool* interrupted) {
     if (eof_) {
       if (buf_.empty()) return std::nullopt;
       return std::exchange(buf_, std::string());
+    }
+    if (wake_fd_ >= 0) {
+      pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0 && errno == EINTR) {
+        if (interrupted) *interrupted = true;
+        return std::nullopt;
+      }
+      if (!fds[0].revents && fds[1].revents) {
+        woken_ = true;
+        return std::nullopt;
+      }
     }
     char chunk[4096];
     ssize_t n = ::read(fd_, chunk, sizeof chunk);
@@ -61,6 +74,12 @@ TerminalInput::TerminalInput(bool json_mode, std::string history_path)
   }
 }
 
+void TerminalInput::set_wake_fd(int fd) {
+  stdin_reader_.set_wake_fd(fd);
+  if (tty_reader_) tty_reader_->set_wake_fd(fd);
+  if (editor_) editor_->set_wake_fd(fd);
+}
+
 void TerminalInput::show(const std::string& prompt) {
   if (prompt.empty()) return;
   FILE* out = json_mode_ ? stderr : stdout;
@@ -75,21 +94,28 @@ void TerminalInput::show(const std::string& prompt) {
 std::optional<std::string> TerminalInput::read_message(const std::string& prompt, bool* interrupted) {
   if (editor_ && ::isatty(STDOUT_FILENO) == 1) {
     std::fflush(stdout);
-    return editor_->read_line(prompt, interrupted);
+    auto line = editor_->read_line(prompt, interrupted);
+    woken_ = editor_->woken();
+    return line;
   }
   if (::isatty(STDIN_FILENO) == 1) show(prompt);
-  return stdin_reader_.read_line(interrupted);
+  auto line = stdin_reader_.read_line(interrupted);
+  woken_ = stdin_reader_.woken();
+  return line;
 }
 
 std::optional<std::string> TerminalInput::ask(const std::string& question, bool* interrupted) {
   if (interrupted) *interrupted = false;
+  woken_ = false;
   if (!questions_) return std::nullopt;
   if (::isatty(questions_->fd()) == 1) {
     questions_->discard_buffered();
     ::tcflush(questions_->fd(), TCIFLUSH);
   }
   show(question);
-  return questions_->read_line(interrupted);
+  auto answer = questions_->read_line(interrupted);
+  woken_ = questions_->woken();
+  return answer;
 }
 
 }  // namespace oishell::agent

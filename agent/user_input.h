@@ -24,13 +24,18 @@ class UserInput {
 class LineReader {
  public:
   explicit LineReader(int fd) : fd_(fd) {}
+  // nullopt at end of input, on a signal (*interrupted), or when the wake descriptor became readable (woken()).
   std::optional<std::string> read_line(bool* interrupted);
   int fd() const { return fd_; }
+  void set_wake_fd(int fd) { wake_fd_ = fd; }
+  bool woken() const { return woken_; }
   // Forgets what was read past the last line returned.
   void discard_buffered() { buf_.clear(); }
 
  private:
   int fd_;
+  int wake_fd_ = -1;
+  bool woken_ = false;
   std::string buf_;
   bool eof_ = false;
 };
@@ -48,6 +53,12 @@ class TerminalInput final : public UserInput {
   std::optional<std::string> read_message(const std::string& prompt, bool* interrupted) override;
   std::optional<std::string> ask(const std::string& question, bool* interrupted) override;
   bool can_ask() const override { return questions_ != nullptr; }
+  // A descriptor (-1: none) whose readability ends a read of a message or an answer, which then returns nullopt
+  // with woken() true: another source (the web page, agent/gui/gui_input.h) has the message or the answer.
+  void set_wake_fd(int fd);
+  bool woken() const { return woken_; }
+  // Whether messages come from a person at a terminal (the line editor), not a pipe or a file.
+  bool at_terminal() const { return editor_ != nullptr; }
 
  private:
   void show(const std::string& prompt);
@@ -59,6 +70,7 @@ class TerminalInput final : public UserInput {
   LineReader* questions_ = nullptr;
   std::unique_ptr<LineHistory> history_;
   std::unique_ptr<LineEditor> editor_;  // set when messages come from a terminal
+  bool woken_ = false;
 };
 
 }  // namespace oishell::agent

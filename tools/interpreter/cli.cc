@@ -120,6 +120,10 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
                                      "endpoint");
   app.add_flag("--acp", o.acp, "speak the Agent Client Protocol on stdin/stdout, for editors (Zed, VS Code, "
                                "JetBrains): docs/interpreter.md");
+  app.add_flag("--gui", o.gui, "also show the session in a local web page (loopback only, behind a token): "
+                               "docs/interpreter.md");
+  app.add_option("--gui-port,--gui_port", o.gui_port, "the web page's port (default: a free one)")
+      ->check(CLI::Range(0, 65535));
   app.add_flag("--version", o.version, "print the version and exit");
   app.add_flag("--contribute_conversation", o.contribute_conversation, "(conversations are never sent anywhere)");
   app.add_flag("--plain", o.plain, "-pl: no colours or styling (for pipes)");

@@ -55,6 +55,8 @@ const std::vector<FlagSpec>& flag_table() {
       {"policy", "", K::value, false},
       {"json", "", K::flag, false},
       {"acp", "", K::flag, false},
+      {"gui", "", K::flag, false},
+      {"gui_port", "", K::value, false},
       {"provider", "", K::value, false},
       {"max_turns", "", K::value, false},
       {"completion", "", K::value, false},

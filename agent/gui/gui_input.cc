@@ -1,0 +1,154 @@
+#include "agent/gui/gui_input.h"
+
+#include <poll.h>
+
+#include <cerrno>
+
+namespace oishell::agent::gui {
+
+using nlohmann::json;
+
+json question_options(const std::string& question) {
+  auto option = [](const char* answer, const char* label) { return json{{"answer", answer}, {"label", label}}; };
+  // agent/loop.cc's, agent/run_block.cc's and agent/magic.cc's questions.
+  if (question.find("Would you like to run this code?") != std::string::npos) {
+    return json::array({option("y", "Run"), option("n", "Skip")});
+  }
+  if (question.starts_with("code wants to reach ")) {
+    return json::array({option("o", "Allow once"), option("a", "Allow always"), option("d", "Deny")});
+  }
+  if (question.find("Apply them for this session?") != std::string::npos) {
+    return json::array({option("y", "Apply"), option("n", "No")});
+  }
+  return json::array();
+}
+
+std::string question_for_page(const std::string& question) {
+  std::string text = question;
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.erase(0, 1);
+  if (text.starts_with("Would you like to run this code?")) return "Run this code?";
+  if (text.starts_with("code wants to reach ")) {
+    std::string destination = text.substr(20);
+    destination = destination.substr(0, destination.find(" \xE2\x80\x94 "));  // up to " — allow (o)nce..."
+    return "Code in the sandbox wants to reach " + destination + ". Allow it?";
+  }
+  return text;
+}
+
+namespace {
+
+// Waits until `fd` is readable; false when a signal (Ctrl-C) came first.
+bool wait_readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  while (true) {
+    int n = ::poll(&p, 1, -1);
+    if (n > 0) return true;
+    if (n < 0 && errno == EINTR) return false;
+  }
+}
+
+}  // namespace
+
+void GuiInput::publish_status() {
+  if (!status_source_) return;
+  json status = status_source_();
+  if (status == status_shown_) return;
+  status_shown_ = status;
+  json event = status;
+  event["type"] = "status";
+  hub_.publish(std::move(event));
+}
+
+std::optional<std::string> GuiInput::read_message(const std::string& prompt, bool* interrupted) {
+  if (interrupted) *interrupted = false;
+  inbox_.set_at_prompt(true);
+  publish_status();
+  hub_.publish({{"type", "state"}, {"busy", false}});
+  auto done = [this](std::optional<std::string> message) {
+    inbox_.set_at_prompt(false);
+    if (message) hub_.publish({{"type", "state"}, {"busy", true}});
+    return message;
+  };
+  while (true) {
+    if (auto message = inbox_.take_message()) {
+      if (!terminal_ended_) terminal_display_.notice(NoticeLevel::info, prompt + *message + "   (sent from the page)");
+      return done(std::move(message));
+    }
+    if (terminal_ended_) {
+      if (!wait_readable(inbox_.message_fd())) {
+        if (interrupted) *interrupted = true;
+        return done(std::nullopt);
+      }
+      continue;
+    }
+    terminal_.set_wake_fd(inbox_.message_fd());
+    auto line = terminal_.read_message(prompt, interrupted);
+    terminal_.set_wake_fd(-1);
+    if (interrupted && *interrupted) return done(std::nullopt);
+    if (terminal_.woken()) continue;
+    if (!line && !terminal_.at_terminal()) {  // a pipe or a file ended: the page goes on alone
+      terminal_ended_ = true;
+      terminal_display_.notice(NoticeLevel::info, "The input ended: the page drives the session now (Ctrl-C here "
+                                                  "ends it).");
+      continue;
+    }
+    return done(std::move(line));  // a line, or Ctrl-D at the terminal: the session ends
+  }
+}
+
+std::optional<std::string> GuiInput::ask(const std::string& question, bool* interrupted) {
+  if (interrupted) *interrupted = false;
+  const uint64_t id = ++asks_;
+  inbox_.open_ask(id);
+  hub_.publish({{"type", "ask"}, {"id", id}, {"question", question_for_page(question)},
+                {"options", question_options(question)}});
+  std::optional<std::string> answer;
+  const char* by = "terminal";
+  bool stopped = false;
+  bool terminal_answers = terminal_.can_ask();
+  while (true) {
+    bool page_stopped = false;
+    if (auto from_page = inbox_.take_answer(&page_stopped)) {
+      answer = std::move(from_page);
+      by = "page";
+      if (terminal_answers) terminal_display_.notice(NoticeLevel::info, *answer + "   (answered on the page)");
+      break;
+    }
+    if (page_stopped) {
+      stopped = true;
+      by = "page";
+      break;
+    }
+    if (!terminal_answers) {
+      if (!wait_readable(inbox_.ask_fd())) {
+        stopped = true;
+        break;
+      }
+      continue;
+    }
+    terminal_.set_wake_fd(inbox_.ask_fd());
+    bool terminal_interrupted = false;
+    auto typed = terminal_.ask(question, &terminal_interrupted);
+    terminal_.set_wake_fd(-1);
+    if (terminal_interrupted) {
+      stopped = true;
+      break;
+    }
+    if (terminal_.woken()) continue;
+    if (!typed) {  // the terminal's input ended: the page answers
+      terminal_answers = false;
+      continue;
+    }
+    answer = std::move(typed);
+    break;
+  }
+  inbox_.close_ask();
+  hub_.publish({{"type", "ask_done"}, {"id", id}, {"answer", answer ? json(*answer) : json(nullptr)}, {"by", by}});
+  if (stopped) {
+    if (interrupted) *interrupted = true;
+    return std::nullopt;
+  }
+  return answer;
+}
+
+}  // namespace oishell::agent::gui

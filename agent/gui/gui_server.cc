@@ -1,0 +1,295 @@
+#include "agent/gui/gui_server.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/conversation.h"
+#include "agent/gui/page_assets.h"
+#include "agent/server/auth.h"
+#include "agent/server/http.h"
+
+namespace oishell::agent::gui {
+namespace {
+
+using nlohmann::json;
+using server::Connection;
+using server::HttpRequest;
+using server::HttpRequestParser;
+using server::IoResult;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+constexpr int kRequestTimeoutMs = 10000;  // the whole request: a slow client holds a thread no longer
+constexpr int kKeepAliveMs = 15000;       // an idle event stream sends a comment this often (finds dead pages)
+constexpr size_t kMaxMessageBytes = 256 * 1024;
+
+// What every response carries.
+Headers security_headers() {
+  return {{"Content-Security-Policy",
+           "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+           "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+          {"X-Content-Type-Options", "nosniff"},
+          {"X-Frame-Options", "DENY"},
+          {"Referrer-Policy", "no-referrer"},
+          {"Cross-Origin-Opener-Policy", "same-origin"},
+          {"Cross-Origin-Resource-Policy", "same-origin"},
+          {"Cache-Control", "no-store"}};
+}
+
+std::string respond(int status, const std::string& type, std::string_view body, Headers extra = {}) {
+  Headers h = security_headers();
+  h.emplace_back("Content-Type", type);
+  for (auto& e : extra) h.push_back(std::move(e));
+  return server::http_response(status, h, body);
+}
+
+std::string json_reply(int status, const json& body) {
+  return respond(status, "application/json", body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+std::string error_reply(int status, const std::string& message) { return json_reply(status, {{"detail", message}}); }
+
+std::optional<std::string> read_file(const std::string& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text;
+  text.resize(max_bytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > max_bytes) return std::nullopt;
+  return text;
+}
+
+// The packaged libraries the page uses, by the path the page asks for.
+struct VendorFile {
+  const char* path;
+  const char* file;  // under the vendor directory
+  const char* type;
+};
+constexpr VendorFile kVendor[] = {
+    {"/vendor/marked.js", "marked/marked.min.js", "text/javascript; charset=utf-8"},
+    {"/vendor/highlight.js", "highlight.js/highlight.min.js", "text/javascript; charset=utf-8"},
+    {"/vendor/highlight.css", "highlight.js/styles/github.css", "text/css; charset=utf-8"},
+};
+
+// The page the token URL answers: it keeps the token in the cookie and reloads the page from this origin (a
+// SameSite=Strict cookie is not sent on a navigation that came from another site, the launcher's file included).
+std::string entry_page() {
+  return "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=\"0;url=/\"><title>interpreter</title>"
+         "<p>Opening the session...";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GuiServer>> GuiServer::start(GuiServerParts parts, const std::string& host, int port) {
+  auto listener = server::listen_loopback(host, port);
+  if (!listener) return listener.status();
+  UniqueFd stopping(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!stopping) return Status::from_errno(errno, "eventfd");
+  if (parts.token.empty()) parts.token = server::generate_token();
+  RequestGuard guard(listener->host, listener->port, parts.token);
+  std::unique_ptr<GuiServer> s(new GuiServer(std::move(parts), std::move(*listener), std::move(guard),
+                                             std::move(stopping)));
+  s->acceptor_ = std::thread([raw = s.get()] { raw->accept_loop(); });
+  return s;
+}
+
+GuiServer::~GuiServer() { stop(); }
+
+void GuiServer::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(stopping_.get(), &one, sizeof one);
+  parts_.hub->close();
+  if (acceptor_.joinable()) acceptor_.join();
+  reap(/*all=*/true);
+}
+
+void GuiServer::reap(bool all) {
+  std::lock_guard lock(workers_mutex_);
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (all || it->done.load()) {
+      it->thread.join();
+      it = workers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void GuiServer::accept_loop() {
+  while (true) {
+    pollfd fds[2] = {{listener_.fd.get(), POLLIN, 0}, {stopping_.get(), POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[1].revents) return;
+    if (!(fds[0].revents & POLLIN)) continue;
+    UniqueFd client = server::accept_connection(listener_.fd.get());
+    if (!client) continue;
+    reap(/*all=*/false);
+    if (active_.load() >= kMaxConnections) {
+      const std::string busy = error_reply(503, "too many connections");
+      [[maybe_unused]] ssize_t n = ::send(client.get(), busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      continue;
+    }
+    ++active_;
+    std::lock_guard lock(workers_mutex_);
+    Worker& w = workers_.emplace_back();
+    w.thread = std::thread([this, &w, fd = client.release()]() mutable {
+      serve(UniqueFd(fd));
+      --active_;
+      w.done = true;
+    });
+  }
+}
+
+void GuiServer::serve(UniqueFd fd) {
+  int one = 1;  // an event is small and must go at once, not wait for the previous one's acknowledgement
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  Connection conn(std::move(fd), stopping_.get());
+  HttpRequestParser parser(server::HttpLimits{16 * 1024, 64, kMaxMessageBytes + 4096});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRequestTimeoutMs);
+  while (parser.state() == HttpRequestParser::State::need_more) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return;
+    std::string chunk;
+    if (conn.read_some(&chunk, static_cast<int>(left.count())) != IoResult::ok) return;
+    parser.feed(chunk);
+  }
+  if (parser.state() == HttpRequestParser::State::error) {
+    conn.write_all(error_reply(parser.error().status, parser.error().message));
+    return;
+  }
+  const HttpRequest& req = parser.request();
+  const bool page = req.method == "GET" && req.path == "/";
+  if (GuardVerdict v = guard_.check_origin(req, /*navigation=*/page); v.status != 0) {
+    conn.write_all(error_reply(v.status, v.reason));
+    return;
+  }
+  if (!guard_.authenticated(req, /*query_allowed=*/page)) {
+    conn.write_all(page ? respond(403, "text/plain; charset=utf-8",
+                                  "Open the address interpreter --gui printed (it carries the session's token).\n")
+                        : error_reply(403, "no valid token"));
+    return;
+  }
+
+  if (req.method == "GET") {
+    if (page) {
+      if (query_value(req.query, "token").has_value()) {
+        conn.write_all(respond(200, "text/html; charset=utf-8", entry_page(), {{"Set-Cookie", guard_.set_cookie()}}));
+      } else {
+        conn.write_all(respond(200, "text/html; charset=utf-8", page_asset("/index.html")->body));
+      }
+      return;
+    }
+    if (auto asset = page_asset(req.path)) {
+      conn.write_all(respond(200, std::string(asset->content_type), asset->body));
+      return;
+    }
+    for (const auto& v : kVendor) {
+      if (req.path != v.path) continue;
+      auto text = read_file(parts_.vendor_dir + "/" + v.file, 4 * 1024 * 1024);
+      conn.write_all(text ? respond(200, v.type, *text)
+                          : error_reply(404, std::string("not installed: ") + parts_.vendor_dir + "/" + v.file));
+      return;
+    }
+    if (req.path == "/api/events") return stream_events(conn, req);
+    if (req.path == "/api/conversations") {
+      json list = json::array();
+      for (const auto& info : list_conversations(parts_.conversations_dir)) {
+        list.push_back({{"name", info.name}, {"title", readable_conversation_name(info.name)},
+                        {"modified", static_cast<int64_t>(info.modified)}});
+        if (list.size() >= 200) break;
+      }
+      conn.write_all(json_reply(200, {{"conversations", list}}));
+      return;
+    }
+    conn.write_all(error_reply(404, "not found"));
+    return;
+  }
+  if (req.method != "POST") {
+    conn.write_all(error_reply(405, "method not allowed"));
+    return;
+  }
+  if (!RequestGuard::json_body(req)) {
+    conn.write_all(error_reply(415, "the body must be JSON (Content-Type: application/json)"));
+    return;
+  }
+  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object()) body = json::object();
+  if (req.path == "/api/message") {
+    if (!body.contains("text") || !body["text"].is_string() || body["text"].get<std::string>().empty()) {
+      conn.write_all(error_reply(422, "`text` must be a non-empty string"));
+    } else if (!parts_.inbox->push_message(body["text"].get<std::string>())) {
+      conn.write_all(error_reply(409, "too many messages are waiting for the agent"));
+    } else {
+      conn.write_all(json_reply(202, {{"queued", true}}));
+    }
+  } else if (req.path == "/api/answer") {
+    if (!body.contains("id") || !body["id"].is_number_unsigned() || !body.contains("answer") ||
+        !body["answer"].is_string()) {
+      conn.write_all(error_reply(422, "`id` (a number) and `answer` (a string) are required"));
+    } else if (!parts_.inbox->answer(body["id"].get<uint64_t>(), body["answer"].get<std::string>())) {
+      conn.write_all(error_reply(409, "that question is no longer open"));
+    } else {
+      conn.write_all(json_reply(200, {{"answered", true}}));
+    }
+  } else if (req.path == "/api/stop") {
+    const bool stopping = parts_.inbox->stop();
+    if (stopping && parts_.stop_work) parts_.stop_work();
+    conn.write_all(json_reply(200, {{"stopped", stopping}}));
+  } else if (req.path == "/api/resume") {
+    const std::string name = body.value("name", "");
+    bool valid = !name.empty() && name.size() <= 255;
+    for (char c : name) valid = valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                                          c == '.');
+    if (!valid) {
+      conn.write_all(error_reply(422, "`name` must be a saved conversation's name"));
+    } else if (!parts_.inbox->push_message("%resume " + name)) {
+      conn.write_all(error_reply(409, "too many messages are waiting for the agent"));
+    } else {
+      conn.write_all(json_reply(202, {{"queued", true}}));
+    }
+  } else {
+    conn.write_all(error_reply(404, "not found"));
+  }
+}
+
+void GuiServer::stream_events(Connection& conn, const HttpRequest& req) {
+  uint64_t after = 0;
+  std::string from;
+  if (const std::string* last = req.header("Last-Event-ID")) from = *last;
+  else if (auto q = query_value(req.query, "after")) from = *q;
+  if (!from.empty()) after = std::strtoull(from.c_str(), nullptr, 10);
+  Headers h = security_headers();
+  h.emplace_back("Content-Type", "text/event-stream");
+  if (conn.write_all(server::http_stream_head(200, h)) != IoResult::ok) return;
+  while (true) {
+    EventHub::Batch batch = parts_.hub->wait_after(after, kKeepAliveMs);
+    std::string out;
+    if (batch.missed) out += "event: missed\ndata: " + std::to_string(batch.missed) + "\n\n";
+    for (const auto& [seq, text] : batch.events) {
+      out += "id: " + std::to_string(seq) + "\ndata: " + text + "\n\n";
+      after = seq;
+    }
+    if (out.empty()) out = ": keep-alive\n\n";
+    if (conn.write_all(out, kRequestTimeoutMs) != IoResult::ok) return;
+    if (batch.closed && batch.events.empty()) return;
+  }
+}
+
+}  // namespace oishell::agent::gui

@@ -1,0 +1,387 @@
+// The interpreter's web page: a view of the session the terminal shows, fed by /api/events (server-sent events,
+// agent/gui/gui_display.h lists them) and driving it through /api/message, /api/answer, /api/stop and /api/resume.
+// Everything that came from the model or the sandbox is put in the page as text; the model's prose is markdown,
+// rendered by Debian's marked with raw HTML escaped and only http(s) and mailto links (the server's CSP forbids
+// inline script besides).
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const conv = $('conversation');
+const state = {
+  assistant: null,     // the assistant message being streamed: {el, text}
+  blocks: new Map(),   // block number -> its elements
+  asks: new Map(),     // question id -> its card
+  busy: false,
+  denied: 0,
+  renderPending: false,
+};
+// For the tests and bench/gui: when each event arrived, and how long after the agent published it.
+window.oishellPage = { events: 0, lastSeq: 0, latencies: [] };
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function escapeHtml(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+}
+
+// Terminal control sequences in a block's output are not text: dropped (colours, cursor moves, titles).
+function stripTerminal(s) {
+  return s.replace(/\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, '')
+    .replace(/\x1b\[[0-?]*[ -\/]*[@-~]/g, '')
+    .replace(/\x1b[@-Z\\-_]/g, '')
+    .replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, '');
+}
+
+function highlighted(code, language) {
+  if (window.hljs) {
+    try {
+      if (language && hljs.getLanguage(language)) return hljs.highlight(language, code, true).value;
+      return hljs.highlightAuto(code).value;
+    } catch (e) { /* shown plain */ }
+  }
+  return escapeHtml(code);
+}
+
+if (window.marked) {
+  marked.setOptions({ gfm: true, breaks: false, highlight: (code, lang) => highlighted(code, lang) });
+  marked.use({
+    renderer: {
+      html(html) { return escapeHtml(html); },
+      link(href, title, text) {
+        if (!/^(https?:|mailto:)/i.test(href || '')) return text;
+        return '<a href="' + escapeHtml(href) + '" rel="noopener noreferrer" target="_blank">' + text + '</a>';
+      },
+      image(href, title, text) { return escapeHtml(text || href || ''); },
+    },
+  });
+}
+
+function markdown(text) {
+  if (!window.marked) return escapeHtml(text).replace(/\n/g, '<br>');
+  try { return marked.parse(text); } catch (e) { return escapeHtml(text); }
+}
+
+function atBottom() { return conv.scrollHeight - conv.scrollTop - conv.clientHeight < 80; }
+function add(node) {
+  const stick = atBottom();
+  conv.appendChild(node);
+  if (stick) conv.scrollTop = conv.scrollHeight;
+  return node;
+}
+
+// The message being streamed is rendered at most once a frame, and once more when it ends.
+function renderAssistant() {
+  state.renderPending = false;
+  if (!state.assistant) return;
+  const stick = atBottom();
+  state.assistant.el.innerHTML = markdown(state.assistant.text);
+  if (stick) conv.scrollTop = conv.scrollHeight;
+}
+
+function endAssistant() {
+  if (state.renderPending) renderAssistant();
+  state.assistant = null;
+}
+
+function assistantDelta(text) {
+  if (!state.assistant) state.assistant = { el: add(el('div', 'msg assistant')), text: '' };
+  state.assistant.text += text;
+  if (!state.renderPending) {
+    state.renderPending = true;
+    requestAnimationFrame(renderAssistant);
+  }
+}
+
+function block(n, language) {
+  let b = state.blocks.get(n);
+  if (b) return b;
+  endAssistant();
+  b = { root: add(el('div', 'block')), code: '', language: language || '' };
+  b.root.dataset.block = n;
+  b.lang = b.root.appendChild(el('div', 'lang', language || 'command'));
+  b.pre = b.root.appendChild(el('pre'));
+  b.codeEl = b.pre.appendChild(el('code'));
+  b.output = b.root.appendChild(el('pre', 'output'));
+  state.blocks.set(n, b);
+  return b;
+}
+
+function showCode(b) {
+  b.codeEl.innerHTML = highlighted(b.code, b.language);
+}
+
+function appendOutput(b, text) {
+  const stick = b.output.scrollHeight - b.output.scrollTop - b.output.clientHeight < 40;
+  b.output.appendChild(document.createTextNode(stripTerminal(text)));
+  if (stick) b.output.scrollTop = b.output.scrollHeight;
+  if (atBottom()) conv.scrollTop = conv.scrollHeight;
+}
+
+function showResult(b, result) {
+  const status = result.status || 'ok';
+  const code = result.exit_code;
+  const failed = status !== 'ok' || (code !== undefined && code !== 0);
+  let text = failed ? (status !== 'ok' ? status : 'exit code ' + code) : 'done';
+  if (result.duration_ms !== undefined) text += ' · ' + (result.duration_ms / 1000).toFixed(2) + ' s';
+  b.root.appendChild(el('div', 'result' + (failed ? ' failed' : ''), text));
+}
+
+function diffView(text) {
+  const pre = el('pre', 'diff');
+  const lines = text.split('\n');
+  if (lines.length && lines[lines.length - 1] === '') lines.pop();
+  for (const line of lines) {
+    let cls = '';
+    if (line.startsWith('+++') || line.startsWith('---')) cls = '';
+    else if (line.startsWith('+')) cls = 'add';
+    else if (line.startsWith('-')) cls = 'del';
+    else if (line.startsWith('@@')) cls = 'hunk';
+    const span = el('span', cls, line + '\n');
+    pre.appendChild(span);
+  }
+  return pre;
+}
+
+function showChanges(b, ev) {
+  const box = el('details', 'changes');
+  const n = ev.files.length;
+  box.appendChild(el('summary', '', 'What changed: ' + n + (n === 1 ? ' file' : ' files') +
+    (ev.incomplete ? ' (not all compared: ' + ev.incomplete + ')' : '')));
+  for (const f of ev.files) {
+    const file = box.appendChild(el('div', 'file'));
+    file.appendChild(el('div', '', f.summary));
+    if (f.diff && !f.binary && !f.too_large) file.appendChild(diffView(f.diff));
+  }
+  b.root.appendChild(box);
+}
+
+function notice(level, text) {
+  endAssistant();
+  add(el('div', 'notice ' + level, text));
+}
+
+function showAsk(ev) {
+  endAssistant();
+  const card = add(el('div', 'ask'));
+  card.dataset.ask = ev.id;
+  card.options = ev.options;
+  card.appendChild(el('div', 'question', ev.question.trim()));
+  const controls = card.appendChild(el('div', 'controls'));
+  const send = (answer) => {
+    for (const b of controls.querySelectorAll('button, input')) b.disabled = true;
+    post('/api/answer', { id: ev.id, answer });
+  };
+  if (ev.options.length) {
+    ev.options.forEach((o, i) => {
+      const button = controls.appendChild(el('button', i === 0 ? 'primary' : '', o.label));
+      button.type = 'button';
+      button.dataset.answer = o.answer;
+      button.addEventListener('click', () => send(o.answer));
+    });
+  } else {
+    const input = controls.appendChild(el('input'));
+    const button = controls.appendChild(el('button', 'primary', 'Answer'));
+    button.addEventListener('click', () => send(input.value));
+    input.addEventListener('keydown', (e) => { if (e.key === 'Enter') send(input.value); });
+  }
+  state.asks.set(ev.id, card);
+}
+
+function askDone(ev) {
+  const card = state.asks.get(ev.id);
+  if (!card) return;
+  card.querySelector('.controls').remove();
+  const chosen = (card.options || []).find((o) => o.answer === ev.answer);
+  const what = ev.answer === null ? 'Stopped' : chosen ? chosen.label : 'Answered ' + JSON.stringify(ev.answer);
+  card.appendChild(el('div', 'done', what + (ev.by === 'page' ? ' (answered here)' : ' (answered at the terminal)')));
+  state.asks.delete(ev.id);
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  $('busy').hidden = !busy;
+  $('stop').disabled = !busy;
+  if (!busy) endAssistant();
+}
+
+function denial(event) {
+  const name = event.event || 'denied';
+  const what = event.host ? event.host + (event.port ? ':' + event.port : '') : (event.path || event.syscall || event.message || '');
+  const item = el('li', '', name + (what ? ': ' + what : '') + (event.reason ? ' (' + event.reason + ')' : ''));
+  $('denials').prepend(item);
+  $('denied-count').textContent = String(++state.denied);
+}
+
+function replay(messages) {
+  conv.textContent = '';
+  state.blocks.clear();
+  state.assistant = null;
+  let n = 0;
+  let current = null;
+  for (const m of messages) {
+    if (m.role === 'user' && m.type === 'message') {
+      add(el('div', 'msg user', m.content));
+      current = null;
+    } else if (m.role === 'assistant' && m.type === 'message') {
+      add(el('div', 'msg assistant')).innerHTML = markdown(m.content);
+      current = null;
+    } else if (m.role === 'assistant' && m.type === 'code') {
+      current = block('r' + (++n), m.format);
+      current.code = m.content;
+      showCode(current);
+    } else if (m.role === 'computer' && m.type === 'console' && current) {
+      appendOutput(current, m.content);
+    } else if (m.role === 'computer' && m.type === 'image' && current) {
+      const fmt = (m.format || '').replace(/^base64\./, '');
+      if (/^(png|jpeg|jpg|gif|webp)$/.test(fmt)) {
+        const img = current.root.appendChild(el('img'));
+        img.src = 'data:image/' + fmt + ';base64,' + m.content;
+      }
+    }
+  }
+  state.blocks.clear();
+}
+
+function showStatus(ev) {
+  const parts = [];
+  if (ev.model) parts.push(ev.model);
+  if (ev.sandbox) parts.push(ev.sandbox);
+  if (ev.auto_run !== undefined) parts.push('auto_run ' + (ev.auto_run ? 'on' : 'off'));
+  $('status').textContent = parts.join(' · ');
+  $('sandbox').textContent = ev.sandbox || '';
+  $('policy').textContent = ev.policy || '';
+}
+
+const handlers = {
+  user: (ev) => { endAssistant(); add(el('div', 'msg user', ev.text)); },
+  waiting: (ev) => {
+    const w = document.querySelector('.waiting');
+    if (ev.on && !w) add(el('div', 'waiting', 'waiting for the model...'));
+    if (!ev.on && w) w.remove();
+  },
+  message_delta: (ev) => assistantDelta(ev.text),
+  code_begin: (ev) => { block(ev.block, ev.language); },
+  code_delta: (ev) => {
+    const b = block(ev.block);
+    b.code += ev.text;
+    b.codeEl.textContent = b.code;
+  },
+  code_end: (ev) => showCode(block(ev.block)),
+  answer_end: () => endAssistant(),
+  console_begin: (ev) => { block(ev.block).root.classList.add('running'); },
+  output: (ev) => appendOutput(block(ev.block), ev.text),
+  output_cut: (ev) => appendOutput(block(ev.block), '\n[output past ' + ev.shown_bytes + ' bytes is not shown here; the terminal has it all]\n'),
+  image: (ev) => {
+    if (!/^(png|jpeg|jpg|gif|webp)$/.test(ev.format)) return;
+    const img = block(ev.block).root.appendChild(el('img'));
+    img.src = 'data:image/' + ev.format + ';base64,' + ev.base64;
+  },
+  console_end: (ev) => {
+    const b = block(ev.block);
+    b.root.classList.remove('running');
+    showResult(b, ev.result || {});
+  },
+  changes: (ev) => showChanges(block(ev.block), ev),
+  confirmation: (ev) => {
+    const b = block(ev.block, ev.language);
+    b.code = ev.code;
+    showCode(b);
+  },
+  notice: (ev) => notice(ev.level, ev.text),
+  host_changes: (ev) => {
+    for (const c of ev.changes) {
+      add(el('div', 'host-change', 'sandbox: ' + c.path + (c.found ? ' — ' + c.found : '') + (c.action ? ' (' + c.action + ')' : '')));
+    }
+  },
+  sandbox_event: (ev) => {
+    const name = (ev.event && ev.event.event) || '';
+    if (name === 'denied' || name.endsWith('.denied')) denial(ev.event);
+  },
+  conversation: (ev) => replay(ev.messages),
+  ask: showAsk,
+  ask_done: askDone,
+  state: (ev) => { setBusy(ev.busy); if (!ev.busy) loadConversations(); },
+  status: showStatus,
+};
+
+function connect() {
+  window.oishellPage.connectedAt = Date.now();
+  const source = new EventSource('/api/events');
+  source.onopen = () => { if (!$('status').textContent || $('status').textContent === 'connecting...') $('status').textContent = 'connected'; };
+  source.onmessage = (e) => {
+    let ev;
+    try { ev = JSON.parse(e.data); } catch (err) { return; }
+    window.oishellPage.events++;
+    window.oishellPage.lastSeq = ev.seq;
+    // Latency counts live events only: those published before this page connected are a replay.
+    if (ev.type === 'message_delta' && ev.t >= window.oishellPage.connectedAt) window.oishellPage.latencies.push(Date.now() - ev.t);
+    const h = handlers[ev.type];
+    if (h) h(ev);
+  };
+  source.addEventListener('missed', (e) => notice('warning', e.data + ' earlier events were not kept (the session is long); what follows is complete.'));
+  source.onerror = () => {
+    if (source.readyState === EventSource.CLOSED) {
+      $('status').textContent = 'the session has ended';
+      setBusy(false);
+      $('send').disabled = true;
+    }
+  };
+}
+
+async function post(path, body) {
+  try {
+    const r = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    if (!r.ok) {
+      const detail = await r.json().catch(() => ({}));
+      notice('error', path + ': ' + (detail.detail || r.status));
+    }
+    return r.ok;
+  } catch (e) {
+    notice('error', path + ': the agent is not reachable (' + e.message + ')');
+    return false;
+  }
+}
+
+async function loadConversations() {
+  try {
+    const r = await fetch('/api/conversations');
+    if (!r.ok) return;
+    const list = (await r.json()).conversations || [];
+    const ol = $('conversations');
+    ol.textContent = '';
+    if (!list.length) ol.appendChild(el('li', 'muted', 'none saved yet'));
+    for (const c of list.slice(0, 50)) {
+      const li = ol.appendChild(el('li'));
+      const title = li.appendChild(el('span', '', c.title));
+      title.title = c.name;
+      const b = li.appendChild(el('button', '', 'Resume'));
+      b.type = 'button';
+      b.dataset.name = c.name;
+      b.addEventListener('click', () => post('/api/resume', { name: c.name }));
+    }
+  } catch (e) { /* the list waits for the next prompt */ }
+}
+
+function send() {
+  const input = $('input');
+  const text = input.value;
+  if (!text.trim()) return;
+  input.value = '';
+  post('/api/message', { text });
+}
+
+$('send').addEventListener('click', send);
+$('input').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    send();
+  }
+});
+$('stop').addEventListener('click', () => post('/api/stop', {}));
+connect();
+loadConversations();
