@@ -31,7 +31,8 @@ using server::IoResult;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 constexpr int kRequestTimeoutMs = 10000;  // the whole request: a slow client holds a thread no longer
-constexpr int kKeepAliveMs = 15000;       // an idle event stream sends a comment this often (finds dead pages)
+constexpr int kKeepAliveMs = 15000;       // an idle event stream sends a comment this often
+constexpr int kHangupCheckMs = 500;       // how often an idle event stream looks whether its page has gone
 constexpr size_t kMaxMessageBytes = 256 * 1024;
 
 // What every response carries.
@@ -278,8 +279,16 @@ void GuiServer::stream_events(Connection& conn, const HttpRequest& req) {
   Headers h = security_headers();
   h.emplace_back("Content-Type", "text/event-stream");
   if (conn.write_all(server::http_stream_head(200, h)) != IoResult::ok) return;
+  auto last_write = std::chrono::steady_clock::now();
   while (true) {
-    EventHub::Batch batch = parts_.hub->wait_after(after, kKeepAliveMs);
+    // A page that went away (reloaded, closed) is noticed within kHangupCheckMs, so its thread ends and a user
+    // who reloads often never fills the server: the connection is polled for its end between waits.
+    EventHub::Batch batch = parts_.hub->wait_after(after, kHangupCheckMs);
+    if (batch.events.empty() && !batch.missed && !batch.closed) {
+      pollfd p{conn.fd(), POLLIN | POLLRDHUP, 0};
+      if (::poll(&p, 1, 0) > 0) return;  // closed, reset, or sending what a stream never gets: done
+      if (std::chrono::steady_clock::now() - last_write < std::chrono::milliseconds(kKeepAliveMs)) continue;
+    }
     std::string out;
     if (batch.missed) out += "event: missed\ndata: " + std::to_string(batch.missed) + "\n\n";
     for (const auto& [seq, text] : batch.events) {
@@ -288,6 +297,7 @@ void GuiServer::stream_events(Connection& conn, const HttpRequest& req) {
     }
     if (out.empty()) out = ": keep-alive\n\n";
     if (conn.write_all(out, kRequestTimeoutMs) != IoResult::ok) return;
+    last_write = std::chrono::steady_clock::now();
     if (batch.closed && batch.events.empty()) return;
   }
 }

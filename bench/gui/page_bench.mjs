@@ -74,6 +74,26 @@ for (let i = 0; i < rounds; i++) {  // alternated, so that the machine's state w
   await page.goto(`http://127.0.0.1:${staticPort}/index.html`, { waitUntil: "load" });
   base.push(await fcp());
 }
+// Cold: a fresh browser context each time, as a user's first visit (ours through the token address, its entry
+// page and the reload without the token; the baseline straight to its file).
+const coldOurs = [], coldBase = [];
+for (let i = 0; i < Math.min(rounds, 15); i++) {
+  for (const which of ["ours", "base"]) {
+    const c = await browser.newContext();
+    const p = await c.newPage();
+    if (which === "ours") {
+      await p.goto(url);
+      await p.waitForURL((u) => !u.search.includes("token"), { waitUntil: "load" });
+    } else {
+      await p.goto(`http://127.0.0.1:${staticPort}/index.html`, { waitUntil: "load" });
+    }
+    const t = await p.evaluate(() => new Promise((r) => {
+      new PerformanceObserver((l) => r(l.getEntries()[0].startTime)).observe({ type: "paint", buffered: true });
+    }));
+    (which === "ours" ? coldOurs : coldBase).push(t);
+    await c.close();
+  }
+}
 await page.goto(origin + "/", { waitUntil: "load" });
 await page.waitForSelector("#stop:disabled");
 await page.fill("#input", "stream");
@@ -92,5 +112,9 @@ console.log(`first contentful paint, ${rounds} loads each (median / p90):`);
 console.log(`  interpreter --gui  ${median(ours).toFixed(1)} / ${pct(ours, 0.9).toFixed(1)} ms`);
 console.log(`  static files       ${median(base).toFixed(1)} / ${pct(base, 0.9).toFixed(1)} ms   (python3 -m http.server)`);
 console.log(`  ratio              ${(median(ours) / median(base)).toFixed(2)}`);
+console.log(`cold (a fresh browser context), ${coldOurs.length} loads each (median / p90):`);
+console.log(`  interpreter --gui  ${median(coldOurs).toFixed(1)} / ${pct(coldOurs, 0.9).toFixed(1)} ms   (token address, entry page, reload)`);
+console.log(`  static files       ${median(coldBase).toFixed(1)} / ${pct(coldBase, 0.9).toFixed(1)} ms`);
+console.log(`  ratio              ${(median(coldOurs) / median(coldBase)).toFixed(2)}`);
 console.log(`streamed token, agent -> page (${lat.length} deltas): p50 ${median(lat)} ms, p99 ${pct(lat, 0.99)} ms, ` +
             `max ${Math.max(...lat)} ms`);

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 
 #include "base/unique_fd.h"
@@ -131,6 +132,51 @@ TEST(GuiAtTheTerminal, TheConfirmationAtTheTerminalIsAnsweredFromThePage) {
   EXPECT_NE(std::string::npos, r.out.find("y   (answered on the page)")) << json(r.out).dump();
   struct stat st {};
   EXPECT_EQ(0, ::stat((workspace.path() + "/ran-it").c_str(), &st));
+}
+
+}  // namespace
+}  // namespace oishell::agent::test
+
+namespace oishell::agent::test {
+namespace {
+
+// With a display, the page is handed to the user's browser ($BROWSER here) as a private file that forwards to it:
+// the token is on no command line, where every local user could read it (/proc/PID/cmdline).
+TEST(GuiBrowser, TheLauncherGetsAPrivateFileNotTheTokensUrl) {
+  TempDir workspace, home, bin;
+  const std::string log = bin.path() + "/launched.txt";
+  const std::string launcher = bin.path() + "/browser";
+  {
+    std::ofstream script(launcher);
+    script << "#!/bin/sh\n{ printf 'argv:%s\\n' \"$*\"; stat -c 'mode:%a' \"$1\"; cat \"$1\"; } > " << log << ".tmp\n"
+           << "mv " << log << ".tmp " << log << "\n";
+  }
+  ::chmod(launcher.c_str(), 0755);
+  json slow = say("Hello from a slow model.");
+  slow["chunk"] = 1;
+  slow["hold_ms"] = 40;  // the session lasts about a second: the launcher has read its file by then
+  ScriptedServer server(json::array({slow}));
+  RunOptions o;
+  o.args = {"--gui", "--model", "scripted-model", "--api_base", server.base(), "hello"};
+  o.env = {{"OPENAI_API_KEY", "sk-gui"}, {"DISPLAY", ":99"}, {"BROWSER", launcher}};
+  o.cwd = workspace.path();
+  o.home = home.path();
+  RunResult r = run_interpreter(o);
+  EXPECT_EQ(0, r.exit_code) << r.out << r.err;
+  auto page = page_address(r.out);
+  ASSERT_TRUE(page) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("(opened in your browser)")) << r.out;
+  std::string launched;
+  for (int i = 0; i < 100 && launched.empty(); ++i) {
+    std::ifstream in(log);
+    launched.assign(std::istreambuf_iterator<char>(in), {});
+    if (launched.empty()) ::usleep(20000);
+  }
+  EXPECT_EQ(std::string::npos, launched.substr(0, launched.find('\n')).find(page->token)) << launched;
+  EXPECT_NE(std::string::npos, launched.find("argv:/")) << launched;
+  EXPECT_NE(std::string::npos, launched.find("mode:600")) << launched;
+  EXPECT_NE(std::string::npos, launched.find("url=http://127.0.0.1:" + std::to_string(page->port) + "/?token=" +
+                                             page->token)) << launched;
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ const std::vector<FlagSpec>& flag_table() {
       {"acp", "", K::flag, false},
       {"gui", "", K::flag, false},
       {"gui_port", "", K::value, false},
+      {"gui-port", "", K::value, false},  // the spelling of the issue and of most tools; OI spells with _
       {"provider", "", K::value, false},
       {"max_turns", "", K::value, false},
       {"completion", "", K::value, false},

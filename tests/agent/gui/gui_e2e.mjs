@@ -301,6 +301,11 @@ await withAgent("refuse", [{ text: "only once" }], {}, async ({ page, url, dir, 
   assert.equal(await raw({ Origin: origin, "Content-Type": "text/plain" }, json), 415);
   assert.equal(await raw({ "Content-Type": "application/json" }, json), 403);  // a POST without Origin
 
+  // A page reloaded more often than the server has connections: each reload's event stream ends with its page.
+  for (let i = 0; i < 40; i++) {
+    await page.reload();
+    await page.waitForFunction(() => window.oishellPage.events > 0);
+  }
   // None of them reached the session: the model was never asked, the page shows no such message.
   await sleep(500);
   assert.equal(await page.locator(".msg.user").count(), 0);
