@@ -3,6 +3,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -102,7 +104,13 @@ Result<std::unique_ptr<GuiServer>> GuiServer::start(GuiServerParts parts, const 
   RequestGuard guard(listener->host, listener->port, parts.token);
   std::unique_ptr<GuiServer> s(new GuiServer(std::move(parts), std::move(*listener), std::move(guard),
                                              std::move(stopping)));
+  // The server's threads take no signal (they inherit the acceptor's mask): Ctrl-C must interrupt the agent's
+  // thread, whose terminal read it ends, not land on a thread that waits for a page.
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, &old);
   s->acceptor_ = std::thread([raw = s.get()] { raw->accept_loop(); });
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return s;
 }
 

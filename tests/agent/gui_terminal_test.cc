@@ -1,6 +1,7 @@
 // `interpreter --gui` at a real terminal (a pseudo-terminal): the terminal and the page drive one session. A
 // message sent from the page is taken while the user is typing at the prompt, and the half-typed line is there again
-// afterwards; a question shown at the terminal is answered from the page; Ctrl-D at the terminal still ends it.
+// afterwards; a question shown at the terminal is answered from the page; Ctrl-D and Ctrl-C at the terminal still end
+// it.
 // (The page itself, in a browser: tests/agent/gui/gui_e2e.mjs.)
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -121,7 +122,7 @@ TEST(GuiAtTheTerminal, TheConfirmationAtTheTerminalIsAnsweredFromThePage) {
       step = 2;
     } else if (step == 2 && out.find("It ran.") != std::string::npos &&
                out.find("> ", out.find("It ran.")) != std::string::npos) {
-      type(terminal, "\x04");
+      type(terminal, "\x03");  // Ctrl-C at the prompt: the session ends (the server's threads take no signal)
       step = 3;
     }
   });
