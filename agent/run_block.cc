@@ -9,24 +9,11 @@
 #include "agent/feedback.h"
 #include "agent/llm/image.h"
 #include "agent/loop.h"
+#include "agent/subprocess.h"
 #include "base/terminal_text.h"
 
 namespace oishell::agent {
 namespace {
-
-bool host_has_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
 
 // After an html block: the page's path (the html driver says "HTML saved to PATH; ..."), and how to open it when
 // the host has a browser. Nothing is opened: the page is the model's, the user decides.
@@ -39,7 +26,7 @@ std::string html_open_hint(const std::string& output) {
   if (end == std::string::npos) return {};
   const std::string path = output.substr(at, end - at);
   const char* browser = std::getenv("BROWSER");
-  std::string opener = browser && *browser ? browser : host_has_program("xdg-open") ? "xdg-open" : "";
+  std::string opener = browser && *browser ? browser : program_on_path("xdg-open") ? "xdg-open" : "";
   if (opener.empty()) return {};
   std::string quoted = "'";
   for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);

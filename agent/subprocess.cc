@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 
@@ -50,6 +51,19 @@ int exec_error(int fd) {
 }
 
 }  // namespace
+
+bool program_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    if (end > start && ::access((dirs.substr(start, end - start) + "/" + name).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
 
 Result<PipedChild> spawn_piped(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                bool new_process_group) {

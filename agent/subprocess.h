@@ -11,6 +11,9 @@
 
 namespace oishell::agent {
 
+// Whether an executable `name` is in one of $PATH's directories (/usr/bin:/bin without PATH).
+bool program_on_path(const std::string& name);
+
 struct PipedChild {
   pid_t pid = -1;
   UniqueFd stdin_fd, stdout_fd, stderr_fd;  // the parent's ends (stdout/stderr non-blocking)

@@ -9,19 +9,6 @@
 namespace oishell::agent::gui {
 namespace {
 
-bool on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    if (end > start && ::access((dirs.substr(start, end - start) + "/" + name).c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -44,7 +31,7 @@ bool open_in_browser(const std::string& url, PrivateFile* forwarder) {
   if (!(display && *display) && !(wayland && *wayland)) return false;
   const char* browser = std::getenv("BROWSER");
   std::string launcher = browser && *browser ? browser : "xdg-open";
-  if (launcher.find('/') == std::string::npos && !on_path(launcher)) return false;
+  if (launcher.find('/') == std::string::npos && !program_on_path(launcher)) return false;
   const std::string page = "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=\"0;url=" +
                            html_escape(url) + "\"><title>interpreter</title><p>Opening <a href=\"" +
                            html_escape(url) + "\">the interpreter's page</a>...";

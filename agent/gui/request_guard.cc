@@ -1,6 +1,7 @@
 #include "agent/gui/request_guard.h"
 
 #include "agent/server/auth.h"
+#include "base/percent_encoding.h"
 
 namespace oishell::agent::gui {
 
@@ -13,26 +14,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i] == '+' ? ' ' : s[i];
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -55,8 +36,8 @@ std::optional<std::string> query_value(std::string_view query, std::string_view 
     std::string_view pair = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     size_t eq = pair.find('=');
-    if (percent_decode(pair.substr(0, eq)) != name) continue;
-    return eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1));
+    if (percent_decoded(pair.substr(0, eq), true) != name) continue;
+    return eq == std::string_view::npos ? std::string() : percent_decoded(pair.substr(eq + 1), true);
   }
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "agent/llm/image.h"
+#include "base/percent_encoding.h"
 #include "base/unique_fd.h"
 #include "runtime/sys/syscalls.h"
 
@@ -22,32 +23,12 @@ bool has_image_extension(const std::string& path) {
   return ext == "png" || ext == "jpg" || ext == "jpeg" || ext == "gif" || ext == "webp";
 }
 
-int hex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 // A word as typed, turned into a path: file:// URLs decoded, ~/ expanded. Empty when it is not an image path.
 std::string to_path(const std::string& typed, const std::string& home, bool* explicit_path) {
   std::string_view word(typed);
   std::string decoded;
   if (word.starts_with("file://")) {
-    decoded = percent_decode(std::string(word.substr(7)));
+    decoded = percent_decoded(word.substr(7));
     word = decoded;
     if (word.starts_with("localhost/")) word.remove_prefix(9);
     *explicit_path = true;

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "base/base64.h"
+#include "base/percent_encoding.h"
 #include "policy/http_token.h"
 #include "runtime/relay/http_head_lines.h"
 
@@ -31,13 +32,6 @@ bool is_base64_char(char c) {
          c == '=';
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // A header name for a reason: printable, cut short (the parser allows only token characters; this is for a head
 // that did not come through it).
 std::string shown_name(std::string_view name) {
@@ -49,21 +43,10 @@ std::string shown_name(std::string_view name) {
 
 // `text` with its %XY escapes decoded, as many times as that changes it (a server or application may decode more
 // than once); a malformed escape stays as it is.
-std::string percent_decoded(std::string_view text) {
+std::string fully_percent_decoded(std::string_view text) {
   std::string current(text);
   for (int round = 0; round < kMaxDecodeRounds && current.find('%') != std::string::npos; ++round) {
-    std::string next;
-    next.reserve(current.size());
-    for (size_t i = 0; i < current.size(); ++i) {
-      int high = current[i] == '%' && i + 2 < current.size() ? hex_value(current[i + 1]) : -1;
-      int low = high >= 0 ? hex_value(current[i + 2]) : -1;
-      if (low < 0) {
-        next.push_back(current[i]);
-        continue;
-      }
-      next.push_back(static_cast<char>(high * 16 + low));
-      i += 2;
-    }
+    std::string next = oishell::percent_decoded(current);
     if (next == current) break;
     current = std::move(next);
   }
@@ -143,7 +126,7 @@ std::optional<Found> find_in_header(std::string_view line, std::string_view valu
                                     const std::vector<std::string_view>& placeholders) {
   if (auto found = find_placeholder(line, placeholders)) return found;
   if (value.find('%') != std::string_view::npos) {
-    if (auto found = find_placeholder(percent_decoded(value), placeholders)) {
+    if (auto found = find_placeholder(fully_percent_decoded(value), placeholders)) {
       return Found{std::string_view::npos, found->placeholder};
     }
   }
@@ -261,7 +244,7 @@ RewriteResult rewrite_request_head(std::string_view head, const std::vector<Cred
     std::string where = in_target ? "in the request target" : "in the request line";
     return refuse(name_of(found->placeholder), where + why_refused(found->placeholder, bound_here));
   }
-  if (auto found = find_placeholder(percent_decoded(target), placeholders)) {
+  if (auto found = find_placeholder(fully_percent_decoded(target), placeholders)) {
     return refuse(name_of(found->placeholder),
                   "in the request target (percent-encoded)" + why_refused(found->placeholder, bound_here));
   }

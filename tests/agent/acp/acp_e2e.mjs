@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
-import { createInterface } from "node:readline";
+import { startModel as startScriptedModel } from "../scripted_model.mjs";
 
 const [interpreter, scriptedServer, sdkEntry] = process.argv.slice(2).map((p) => resolve(p));
 if (process.argv.length !== 5) {
@@ -26,18 +26,7 @@ const acp = await import(sdkEntry);
 // A python block as the model's tool call.
 const block = (code) => ({ name: "execute", arguments: JSON.stringify({ language: "python", code }) });
 
-// The scripted model server: started with `script`, its port read from its first line.
-async function startModel(dir, script) {
-  writeFileSync(join(dir, "script.json"), JSON.stringify(script));
-  const child = spawn("python3", [scriptedServer, join(dir, "script.json"), join(dir, "requests.jsonl")], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const line = await new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once("line", resolve);
-    child.once("exit", () => reject(new Error("scripted server exited")));
-  });
-  return { child, port: Number(line) };
-}
+const startModel = (dir, script) => startScriptedModel(scriptedServer, dir, script);
 
 // One agent process with an ACP client connected to it. `permission(request)` answers
 // session/request_permission; every session/update is kept in `updates`.

@@ -12,7 +12,7 @@ import { createServer, request } from "node:http";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
+import { startModel as startScriptedModel } from "../scripted_model.mjs";
 import { createRequire } from "node:module";
 
 if (process.argv.length < 5) {
@@ -35,17 +35,7 @@ if (!existsSync(chromiumPath)) {
 const block = (code) => ({ name: "execute", arguments: JSON.stringify({ language: "python", code }) });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function startModel(dir, script) {
-  writeFileSync(join(dir, "script.json"), JSON.stringify(script));
-  const child = spawn("python3", [scriptedServer, join(dir, "script.json"), join(dir, "requests.jsonl")], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const line = await new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once("line", resolve);
-    child.once("exit", () => reject(new Error("scripted server exited")));
-  });
-  return { child, port: Number(line) };
-}
+const startModel = (dir, script) => startScriptedModel(scriptedServer, dir, script);
 
 // A loopback HTTP server answering every request with `handler(req, res)`.
 async function startHttp(handler) {
