@@ -86,13 +86,6 @@ constexpr VendorFile kVendor[] = {
     {"/vendor/highlight.css", "highlight.js/styles/github.css", "text/css; charset=utf-8"},
 };
 
-// The page the token URL answers: it keeps the token in the cookie and reloads the page from this origin (a
-// SameSite=Strict cookie is not sent on a navigation that came from another site, the launcher's file included).
-std::string entry_page() {
-  return "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=\"0;url=/\"><title>interpreter</title>"
-         "<p>Opening the session...";
-}
-
 }  // namespace
 
 Result<std::unique_ptr<GuiServer>> GuiServer::start(GuiServerParts parts, const std::string& host, int port) {
@@ -184,25 +177,20 @@ void GuiServer::serve(UniqueFd fd) {
     return;
   }
   const HttpRequest& req = parser.request();
-  const bool page = req.method == "GET" && req.path == "/";
-  if (GuardVerdict v = guard_.check_origin(req, /*navigation=*/page); v.status != 0) {
+  // The page and its files hold no secret: the Host check alone. The API: every check, and the token.
+  const bool api = req.path.starts_with("/api/");
+  if (GuardVerdict v = guard_.check_origin(req, /*navigation=*/!api); v.status != 0) {
     conn.write_all(error_reply(v.status, v.reason));
     return;
   }
-  if (!guard_.authenticated(req, /*query_allowed=*/page)) {
-    conn.write_all(page ? respond(403, "text/plain; charset=utf-8",
-                                  "Open the address interpreter --gui printed (it carries the session's token).\n")
-                        : error_reply(403, "no valid token"));
+  if (api && !guard_.authenticated(req)) {
+    conn.write_all(error_reply(403, "no valid token: open the address interpreter --gui printed"));
     return;
   }
 
   if (req.method == "GET") {
-    if (page) {
-      if (query_value(req.query, "token").has_value()) {
-        conn.write_all(respond(200, "text/html; charset=utf-8", entry_page(), {{"Set-Cookie", guard_.set_cookie()}}));
-      } else {
-        conn.write_all(respond(200, "text/html; charset=utf-8", page_asset("/index.html")->body));
-      }
+    if (req.path == "/") {
+      conn.write_all(respond(200, "text/html; charset=utf-8", page_asset("/index.html")->body));
       return;
     }
     if (auto asset = page_asset(req.path)) {
@@ -279,11 +267,8 @@ void GuiServer::serve(UniqueFd fd) {
 }
 
 void GuiServer::stream_events(Connection& conn, const HttpRequest& req) {
-  uint64_t after = 0;
-  std::string from;
-  if (const std::string* last = req.header("Last-Event-ID")) from = *last;
-  else if (auto q = query_value(req.query, "after")) from = *q;
-  if (!from.empty()) after = std::strtoull(from.c_str(), nullptr, 10);
+  uint64_t after = 0;  // the page's last event: it resumes after it
+  if (const std::string* last = req.header("Last-Event-ID")) after = std::strtoull(last->c_str(), nullptr, 10);
   Headers h = security_headers();
   h.emplace_back("Content-Type", "text/event-stream");
   if (conn.write_all(server::http_stream_head(200, h)) != IoResult::ok) return;

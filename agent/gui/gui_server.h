@@ -2,17 +2,17 @@
 // `interpreter --gui`: the web UI's server, on loopback only, in the agent's process (the page is a view of this
 // session: nothing it does reaches the sandbox but through the agent, as the terminal's keys do).
 //
-//   GET  /?token=T          the page, once: answered with the cookie that keeps the token and a same-origin reload
-//   GET  /                  the page (cookie)
+//   GET  /                  the page (opened as /#token=T: the token stays in the page, agent/gui/request_guard.h)
 //   GET  /app.js, /app.css  the page's own script and style (built in)
 //   GET  /vendor/...        Debian's packaged marked and highlight.js, read from where the packages put them
-//   GET  /api/events        the session as server-sent events, from Last-Event-ID (agent/gui/event_hub.h)
+//   GET  /api/events        the session as server-sent events, after Last-Event-ID (agent/gui/event_hub.h)
 //   GET  /api/conversations the saved conversations, newest first
 //   POST /api/message       {"text"}: a message for the chat (or a % command), queued for the prompt
 //   POST /api/answer        {"id", "answer"}: the answer to the question on screen
 //   POST /api/stop          what Ctrl-C does to what runs
 //   POST /api/resume        {"name"}: continue a saved conversation (`%resume NAME` at the next prompt)
-// Every request passes agent/gui/request_guard.h; every response carries a strict Content-Security-Policy (scripts
+// Every /api/ request carries the token (Authorization: Bearer) and passes agent/gui/request_guard.h's checks; the
+// page and its files pass the Host check; every response carries a strict Content-Security-Policy (scripts
 // and styles from this origin only, no inline script, images from here or data: URLs, no framing, no forms) and
 // nosniff. Each connection has a thread of its own (at most kMaxConnections); the session's events stream to each
 // open page.

@@ -61,7 +61,7 @@ const browser = await chromium.launch({
 const context = await browser.newContext();
 const page = await context.newPage();
 await page.goto(url);  // takes the cookie
-await page.waitForURL((u) => !u.search.includes("token"));
+await page.waitForURL((u) => u.hash === "");
 const fcp = () => page.evaluate(() => new Promise((r) => {
   const e = performance.getEntriesByType("paint").find((p) => p.name === "first-contentful-paint");
   if (e) return r(e.startTime);
@@ -74,8 +74,8 @@ for (let i = 0; i < rounds; i++) {  // alternated, so that the machine's state w
   await page.goto(`http://127.0.0.1:${staticPort}/index.html`, { waitUntil: "load" });
   base.push(await fcp());
 }
-// Cold: a fresh browser context each time, as a user's first visit (ours through the token address, its entry
-// page and the reload without the token; the baseline straight to its file).
+// Cold: a fresh browser context each time, as a user's first visit (ours through the token address; the baseline
+// straight to its file).
 const coldOurs = [], coldBase = [];
 for (let i = 0; i < Math.min(rounds, 15); i++) {
   for (const which of ["ours", "base"]) {
@@ -83,7 +83,7 @@ for (let i = 0; i < Math.min(rounds, 15); i++) {
     const p = await c.newPage();
     if (which === "ours") {
       await p.goto(url);
-      await p.waitForURL((u) => !u.search.includes("token"), { waitUntil: "load" });
+      await p.waitForURL((u) => u.hash === "", { waitUntil: "load" });
     } else {
       await p.goto(`http://127.0.0.1:${staticPort}/index.html`, { waitUntil: "load" });
     }
@@ -113,7 +113,7 @@ console.log(`  interpreter --gui  ${median(ours).toFixed(1)} / ${pct(ours, 0.9).
 console.log(`  static files       ${median(base).toFixed(1)} / ${pct(base, 0.9).toFixed(1)} ms   (python3 -m http.server)`);
 console.log(`  ratio              ${(median(ours) / median(base)).toFixed(2)}`);
 console.log(`cold (a fresh browser context), ${coldOurs.length} loads each (median / p90):`);
-console.log(`  interpreter --gui  ${median(coldOurs).toFixed(1)} / ${pct(coldOurs, 0.9).toFixed(1)} ms   (token address, entry page, reload)`);
+console.log(`  interpreter --gui  ${median(coldOurs).toFixed(1)} / ${pct(coldOurs, 0.9).toFixed(1)} ms   (the token address)`);
 console.log(`  static files       ${median(coldBase).toFixed(1)} / ${pct(coldBase, 0.9).toFixed(1)} ms`);
 console.log(`  ratio              ${(median(coldOurs) / median(coldBase)).toFixed(2)}`);
 console.log(`streamed token, agent -> page (${lat.length} deltas): p50 ${median(lat)} ms, p99 ${pct(lat, 0.99)} ms, ` +

@@ -58,43 +58,33 @@ TEST_F(Guard, AnotherOriginIsRefusedAndAPostMustNameItsOrigin) {
   EXPECT_EQ(0, guard_.check_origin(request("GET", "/", {host, {"Sec-Fetch-Site", "cross-site"}}), true).status);
 }
 
-TEST_F(Guard, TheTokenComesByCookieBearerOrOnlyForThePageByQuery) {
+TEST_F(Guard, TheTokenComesInTheAuthorizationHeaderOnly) {
   const std::pair<std::string, std::string> host = {"Host", "127.0.0.1:8123"};
-  EXPECT_TRUE(guard_.authenticated(request("GET", "/api/events", {host, {"Cookie", "x=1; oishell_gui_8123=" + kToken}}),
-                                   false));
-  EXPECT_TRUE(guard_.authenticated(request("GET", "/api/events", {host, {"Authorization", "Bearer " + kToken}}), false));
-  EXPECT_TRUE(guard_.authenticated(request("GET", "/", {host}, "token=" + kToken), true));
-  // The query is the page's entry only: an API request with the token in its URL is refused.
-  EXPECT_FALSE(guard_.authenticated(request("GET", "/api/events", {host}, "token=" + kToken), false));
-  // Another port's cookie, a wrong token, a prefix of the right one, an empty one, none.
-  EXPECT_FALSE(guard_.authenticated(request("GET", "/", {host, {"Cookie", "oishell_gui_8124=" + kToken}}), false));
-  EXPECT_FALSE(guard_.authenticated(request("GET", "/", {host}, "token=" + std::string(64, 'b')), true));
-  EXPECT_FALSE(guard_.authenticated(request("GET", "/", {host}, "token=" + kToken.substr(0, 63)), true));
-  EXPECT_FALSE(guard_.authenticated(request("GET", "/", {host}, "token="), true));
-  EXPECT_FALSE(guard_.authenticated(request("GET", "/", {host}), true));
+  EXPECT_TRUE(guard_.authenticated(request("GET", "/api/events", {host, {"Authorization", "Bearer " + kToken}})));
+  // Not from a cookie (a browser sends cookies to every port of 127.0.0.1), nor from the URL.
+  EXPECT_FALSE(guard_.authenticated(request("GET", "/api/events", {host, {"Cookie", "oishell_gui_8123=" + kToken}})));
+  EXPECT_FALSE(guard_.authenticated(request("GET", "/api/events", {host}, "token=" + kToken)));
+  // A wrong token, a prefix of the right one, an empty one, none.
+  EXPECT_FALSE(guard_.authenticated(request("GET", "/api/events", {host, {"Authorization", "Bearer " + std::string(64, 'b')}})));
+  EXPECT_FALSE(guard_.authenticated(request("GET", "/api/events", {host, {"Authorization", "Bearer " + kToken.substr(0, 63)}})));
+  EXPECT_FALSE(guard_.authenticated(request("GET", "/api/events", {host, {"Authorization", "Bearer "}})));
+  EXPECT_FALSE(guard_.authenticated(request("GET", "/api/events", {host})));
 }
 
-TEST_F(Guard, TheCookieIsHttpOnlyStrictAndNamedForThePort) {
-  EXPECT_EQ("oishell_gui_8123=" + kToken + "; Path=/; HttpOnly; SameSite=Strict", guard_.set_cookie());
-  EXPECT_EQ("http://127.0.0.1:8123/?token=" + kToken, guard_.url_with_token());
+TEST_F(Guard, TheAddressCarriesTheTokenInItsFragment) {
+  // A fragment is never sent in a request, logged by a server or passed on as a Referer.
+  EXPECT_EQ("http://127.0.0.1:8123/#token=" + kToken, guard_.url_with_token());
   RequestGuard v6("::1", 8123, kToken);
-  EXPECT_EQ("http://[::1]:8123/?token=" + kToken, v6.url_with_token());
+  EXPECT_EQ("http://[::1]:8123/#token=" + kToken, v6.url_with_token());
   EXPECT_EQ(0, v6.check_origin(request("GET", "/", {{"Host", "[::1]:8123"}}), true).status);
 }
 
-TEST(GuardParsing, JsonBodiesCookiesAndQueries) {
+TEST(GuardParsing, JsonBodies) {
   EXPECT_TRUE(RequestGuard::json_body(request("POST", "/", {{"Content-Type", "application/json"}})));
   EXPECT_TRUE(RequestGuard::json_body(request("POST", "/", {{"Content-Type", "Application/JSON; charset=utf-8"}})));
   EXPECT_FALSE(RequestGuard::json_body(request("POST", "/", {{"Content-Type", "text/plain"}})));
   EXPECT_FALSE(RequestGuard::json_body(request("POST", "/", {{"Content-Type", "application/x-www-form-urlencoded"}})));
   EXPECT_FALSE(RequestGuard::json_body(request("POST", "/", {})));
-  EXPECT_EQ("2", cookie_value("a=1; b=2;c=3", "b").value_or("?"));
-  EXPECT_EQ("3", cookie_value("a=1; b=2;c=3", "c").value_or("?"));
-  EXPECT_FALSE(cookie_value("ab=1", "a"));
-  EXPECT_EQ("x y/z", query_value("a=1&token=x+y%2Fz", "token").value_or("?"));
-  EXPECT_EQ("", query_value("token", "token").value_or("?"));
-  EXPECT_FALSE(query_value("tokens=1", "token"));
-  EXPECT_EQ("%zz", query_value("t=%zz", "t").value_or("?"));  // not an escape: as it came
 }
 
 }  // namespace

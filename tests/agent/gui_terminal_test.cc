@@ -33,8 +33,8 @@ int post(int port, const std::string& token, const std::string& path, const json
   const std::string payload = body.dump();
   const std::string origin = "http://127.0.0.1:" + std::to_string(port);
   const std::string request = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
-                              "\r\nOrigin: " + origin + "\r\nCookie: oishell_gui_" + std::to_string(port) + "=" +
-                              token + "\r\nContent-Type: application/json\r\nContent-Length: " +
+                              "\r\nOrigin: " + origin + "\r\nAuthorization: Bearer " + token +
+                              "\r\nContent-Type: application/json\r\nContent-Length: " +
                               std::to_string(payload.size()) + "\r\n\r\n" + payload;
   if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) return 0;
   std::string response;
@@ -50,7 +50,7 @@ struct PageAddress {
   std::string token;
 };
 std::optional<PageAddress> page_address(const std::string& out) {
-  static const std::regex re("http://127\\.0\\.0\\.1:([0-9]+)/\\?token=([0-9a-f]{64})");
+  static const std::regex re("http://127\\.0\\.0\\.1:([0-9]+)/#token=([0-9a-f]{64})");
   std::smatch m;
   if (!std::regex_search(out, m, re)) return std::nullopt;
   return PageAddress{std::stoi(m[1]), m[2]};
@@ -176,7 +176,7 @@ TEST(GuiBrowser, TheLauncherGetsAPrivateFileNotTheTokensUrl) {
   EXPECT_EQ(std::string::npos, launched.substr(0, launched.find('\n')).find(page->token)) << launched;
   EXPECT_NE(std::string::npos, launched.find("argv:/")) << launched;
   EXPECT_NE(std::string::npos, launched.find("mode:600")) << launched;
-  EXPECT_NE(std::string::npos, launched.find("url=http://127.0.0.1:" + std::to_string(page->port) + "/?token=" +
+  EXPECT_NE(std::string::npos, launched.find("url=http://127.0.0.1:" + std::to_string(page->port) + "/#token=" +
                                              page->token)) << launched;
 }
 

@@ -309,33 +309,95 @@ const handlers = {
   status: showStatus,
 };
 
-function connect() {
+// The session's token: in the address's fragment the first time (no request sends a fragment), then in this tab's
+// sessionStorage (this origin's alone); the fragment is taken off the address at once. Every API call sends it.
+const token = (() => {
+  const m = location.hash.match(/token=([0-9a-f]{16,})/);
+  if (m) {
+    sessionStorage.setItem('oishell-token', m[1]);
+    history.replaceState(null, '', location.pathname);
+  }
+  return sessionStorage.getItem('oishell-token');
+})();
+const authorization = { Authorization: 'Bearer ' + token };
+
+function ended(text) {
+  $('status').textContent = text;
+  setBusy(false);
+  $('send').disabled = true;
+}
+
+function onEvent(data) {
+  let ev;
+  try { ev = JSON.parse(data); } catch (err) { return; }
+  window.oishellPage.events++;
+  window.oishellPage.lastSeq = ev.seq;
+  // Latency counts live events only: those published before this page connected are a replay.
+  if (ev.type === 'message_delta' && ev.t >= window.oishellPage.connectedAt) window.oishellPage.latencies.push(Date.now() - ev.t);
+  const h = handlers[ev.type];
+  if (h) h(ev);
+}
+
+// The session's events: server-sent events read with fetch (which, unlike EventSource, sends the token in a
+// header), resumed after the last one seen when the stream breaks.
+async function connect() {
+  if (!token) {
+    ended('no token');
+    notice('error', 'Open the address interpreter --gui printed: it ends with #token=..., which lets this page in.');
+    return;
+  }
   window.oishellPage.connectedAt = Date.now();
-  const source = new EventSource('/api/events');
-  source.onopen = () => { if (!$('status').textContent || $('status').textContent === 'connecting...') $('status').textContent = 'connected'; };
-  source.onmessage = (e) => {
-    let ev;
-    try { ev = JSON.parse(e.data); } catch (err) { return; }
-    window.oishellPage.events++;
-    window.oishellPage.lastSeq = ev.seq;
-    // Latency counts live events only: those published before this page connected are a replay.
-    if (ev.type === 'message_delta' && ev.t >= window.oishellPage.connectedAt) window.oishellPage.latencies.push(Date.now() - ev.t);
-    const h = handlers[ev.type];
-    if (h) h(ev);
-  };
-  source.addEventListener('missed', (e) => notice('warning', e.data + ' earlier events were not kept (the session is long); what follows is complete.'));
-  source.onerror = () => {
-    if (source.readyState === EventSource.CLOSED) {
-      $('status').textContent = 'the session has ended';
-      setBusy(false);
-      $('send').disabled = true;
+  let last = 0;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let response;
+    try {
+      response = await fetch('/api/events', { headers: { ...authorization, 'Last-Event-ID': String(last) }, cache: 'no-store' });
+    } catch (e) {
+      await new Promise((r) => setTimeout(r, 500));
+      continue;  // the agent is gone, or restarting its listener: tried again, then the session is over
     }
-  };
+    if (response.status === 403) {
+      ended('not allowed');
+      notice('error', 'The agent refused this page: open the address interpreter --gui printed (its token is new each session).');
+      return;
+    }
+    if (!response.ok) break;
+    attempt = 0;
+    if ($('status').textContent === 'connecting...') $('status').textContent = 'connected';
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let id = null, kind = 'message', data = '';
+          for (const line of frame.split('\n')) {
+            if (line.startsWith('id: ')) id = line.slice(4);
+            else if (line.startsWith('event: ')) kind = line.slice(7);
+            else if (line.startsWith('data: ')) data += line.slice(6);
+          }
+          if (kind === 'missed') {
+            notice('warning', data + ' earlier events were not kept (the session is long); what follows is complete.');
+          } else if (data) {
+            if (id) last = Number(id);
+            onEvent(data);
+          }
+        }
+      }
+    } catch (e) { /* the stream broke: resumed below */ }
+  }
+  ended('the session has ended');
 }
 
 async function post(path, body) {
   try {
-    const r = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const r = await fetch(path, { method: 'POST', headers: { ...authorization, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     if (!r.ok) {
       const detail = await r.json().catch(() => ({}));
       notice('error', path + ': ' + (detail.detail || r.status));
@@ -349,7 +411,8 @@ async function post(path, body) {
 
 async function loadConversations() {
   try {
-    const r = await fetch('/api/conversations');
+    if (!token) return;
+    const r = await fetch('/api/conversations', { headers: authorization });
     if (!r.ok) return;
     const list = (await r.json()).conversations || [];
     const ol = $('conversations');

@@ -85,9 +85,9 @@ async function withAgent(name, script, { args = [], home, prepare } = {}, body) 
       await sleep(20);
     }
     const url = stdout.match(/The session's page[^:]*: (http\S+)/)[1];
-    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/);
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]{64}$/);
     await page.goto(url);
-    await page.waitForURL((u) => u.pathname === "/" && !u.search.includes("token"));
+    await page.waitForURL((u) => u.pathname === "/" && u.hash === "");  // the token left the address at once
     await page.waitForSelector("#status:not(:text('connecting...'))");
     const paint = await page.evaluate(() =>
       performance.getEntriesByType("paint").find((e) => e.name === "first-contentful-paint")?.startTime);
@@ -213,7 +213,10 @@ await withAgent("stop", [
   await page.waitForSelector(".msg.assistant:has-text('Stopped, as you asked.')");
   await page.waitForSelector("#stop:disabled");
   // At the prompt Stop has nothing to stop: the session goes on.
-  const r = await page.evaluate(() => fetch("/api/stop", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }).then((r) => r.json()));
+  const r = await page.evaluate(() => fetch("/api/stop", {
+    method: "POST", body: "{}",
+    headers: { "Content-Type": "application/json", Authorization: "Bearer " + sessionStorage.getItem("oishell-token") },
+  }).then((r) => r.json()));
   assert.equal(r.stopped, false);
 });
 
@@ -245,19 +248,26 @@ await withAgent("resume", [{ text: "Welcome back." }], {
 await withAgent("refuse", [{ text: "only once" }], {}, async ({ page, url, dir, context }) => {
   const origin = new URL(url).origin;
   const port = new URL(url).port;
-  const token = new URL(url).searchParams.get("token");
+  const token = new URL(url).hash.slice("#token=".length);
+  // Without the token the page loads (it holds no secret) and says how to get in; the API refuses.
   const stranger = await browser.newContext();
   const p2 = await stranger.newPage();
   let r = await p2.goto(origin + "/");
-  assert.equal(r.status(), 403);
-  assert.match(await p2.textContent("body"), /Open the address interpreter --gui printed/);
-  r = await p2.goto(origin + "/?token=" + "0".repeat(64));
-  assert.equal(r.status(), 403);
+  assert.equal(r.status(), 200);
+  await p2.waitForSelector(".notice.error:text('Open the address interpreter --gui printed')");
+  const wrong = await stranger.newPage();
+  await wrong.goto(origin + "/#token=" + "0".repeat(64));
+  await wrong.waitForSelector(".notice.error:text('The agent refused this page')");
   r = await p2.goto(origin + "/api/events");
   assert.equal(r.status(), 403);
+  // The token is this tab's: another tab of the same browser without the address is not let in.
+  const p3 = await context.newPage();
+  await p3.goto(origin + "/");
+  await p3.waitForSelector(".notice.error:text('Open the address interpreter --gui printed')");
+  await p3.close();
   await stranger.close();
 
-  // Another site on this machine tries to post a message with the user's cookie (same site: the cookie goes).
+  // Another site on this machine tries to post a message (same site, other port).
   const evil = await startHttp((req, res) => {
     res.setHeader("Content-Type", "text/html");
     res.end(`<script>
@@ -275,10 +285,10 @@ await withAgent("refuse", [{ text: "only once" }], {}, async ({ page, url, dir, 
   await evilPage.close();
   evil.server.close();
 
-  // Outside a browser: the right token with a foreign Origin, a rebound Host, a form's content type.
-  const raw = (headers, body) => new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path: "/api/message", method: "POST",
-                          headers: { Cookie: `oishell_gui_${port}=${token}`, ...headers } }, (res) => {
+  // Outside a browser: the right token with a foreign Origin, a rebound Host, a form's content type, no Origin, and
+  // the token as a cookie or in the URL instead of the header.
+  const raw = (headers, body, path = "/api/message") => new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path, method: "POST", headers }, (res) => {
       res.resume();
       res.on("end", () => resolve(res.statusCode));
     });
@@ -286,10 +296,13 @@ await withAgent("refuse", [{ text: "only once" }], {}, async ({ page, url, dir, 
     req.end(body);
   });
   const json = JSON.stringify({ text: "from a script" });
-  assert.equal(await raw({ Origin: "http://evil.test", "Content-Type": "application/json" }, json), 403);
-  assert.equal(await raw({ Host: `evil.test:${port}`, Origin: origin, "Content-Type": "application/json" }, json), 421);
-  assert.equal(await raw({ Origin: origin, "Content-Type": "text/plain" }, json), 415);
-  assert.equal(await raw({ "Content-Type": "application/json" }, json), 403);  // a POST without Origin
+  const bearer = { Authorization: `Bearer ${token}` };
+  assert.equal(await raw({ ...bearer, Origin: "http://evil.test", "Content-Type": "application/json" }, json), 403);
+  assert.equal(await raw({ ...bearer, Host: `evil.test:${port}`, Origin: origin, "Content-Type": "application/json" }, json), 421);
+  assert.equal(await raw({ ...bearer, Origin: origin, "Content-Type": "text/plain" }, json), 415);
+  assert.equal(await raw({ ...bearer, "Content-Type": "application/json" }, json), 403);  // a POST without Origin
+  assert.equal(await raw({ Cookie: `oishell_gui_${port}=${token}`, Origin: origin, "Content-Type": "application/json" }, json), 403);
+  assert.equal(await raw({ Origin: origin, "Content-Type": "application/json" }, json, `/api/message?token=${token}`), 403);
 
   // A page reloaded more often than the server has connections: each reload's event stream ends with its page.
   for (let i = 0; i < 40; i++) {
@@ -300,6 +313,9 @@ await withAgent("refuse", [{ text: "only once" }], {}, async ({ page, url, dir, 
   await sleep(500);
   assert.equal(await page.locator(".msg.user").count(), 0);
   assert.ok(!existsSync(join(dir, "requests.jsonl")) || readFileSync(join(dir, "requests.jsonl"), "utf8") === "");
+  // The allowed neighbour: the same request with the token in its header, from the page's origin, is taken.
+  assert.equal(await raw({ ...bearer, Origin: origin, "Content-Type": "application/json" }, json), 202);
+  await page.waitForSelector(".msg.user:text('from a script')");
 });
 
 await browser.close();
