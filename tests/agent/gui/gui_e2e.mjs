@@ -220,6 +220,27 @@ await withAgent("stop", [
   assert.equal(r.stopped, false);
 });
 
+// An image a block displays (a figure, as the python driver sends matplotlib's: here a stand-in pyplot drawing a
+// 4x4 red PNG) is shown in the block.
+const redSquare = "iVBORw0KGgoAAAANSUhEUgAAAAQAAAAECAIAAAAmkwkpAAAAEElEQVR4nGP4z8AARwzEcQCukw/x0F8jngAAAABJRU5ErkJggg==";
+await withAgent("image", [
+  { tool_calls: [block("import sys, types, base64\n" +
+      `PNG = base64.b64decode('${redSquare}')\n` +
+      "class Figure:\n    def savefig(self, buf, format=None, **kw):\n        buf.write(PNG)\n" +
+      "plt = types.ModuleType('matplotlib.pyplot')\nfigures = [1]\n" +
+      "plt.get_fignums = lambda: list(figures)\nplt.figure = lambda num=None: Figure()\n" +
+      "plt.close = lambda *a: figures.clear()\nplt.show = lambda *a, **k: None\n" +
+      "sys.modules['matplotlib.pyplot'] = plt\nprint('drawn')\n")] },
+  { text: "A red square." },
+], {}, async ({ page }) => {
+  await page.fill("#input", "draw");
+  await page.press("#input", "Enter");
+  await page.waitForSelector(".block img");
+  await page.waitForFunction(() => document.querySelector(".block img").naturalWidth === 4);
+  assert.equal(await page.getAttribute(".block img", "src"), "data:image/png;base64," + redSquare);
+  await page.waitForSelector(".msg.assistant:has-text('A red square.')");
+});
+
 // Resume a saved conversation from the page's list; the model then sees its messages.
 await withAgent("resume", [{ text: "Welcome back." }], {
   prepare: ({ home }) => {
