@@ -64,13 +64,14 @@ std::string json_reply(int status, const json& body) {
 std::string error_reply(int status, const std::string& message) { return json_reply(status, {{"detail", message}}); }
 
 std::optional<std::string> read_file(const std::string& path, size_t max_bytes) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return std::nullopt;
-  std::string text;
-  text.resize(max_bytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > max_bytes) return std::nullopt;
+  const std::streamoff size = in.tellg();
+  if (size < 0 || static_cast<size_t>(size) > max_bytes) return std::nullopt;
+  std::string text(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  in.read(text.data(), size);
+  if (in.gcount() != size) return std::nullopt;
   return text;
 }
 

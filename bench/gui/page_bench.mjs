@@ -52,7 +52,15 @@ const staticServer = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1
 const staticPort = Number((await new Promise((r) => createInterface({ input: staticServer.stdout }).once("line", r)))
   .match(/port (\d+)/)[1]);
 
-const browser = await chromium.launch({
+let browser;
+const cleanup = () => {
+  try { process.kill(-agent.pid, "SIGINT"); } catch {}
+  model.stdin.end();
+  model.kill();
+  staticServer.kill();
+};
+process.on("exit", cleanup);  // also when a step below throws
+browser = await chromium.launch({
   executablePath: process.env.OISHELL_CHROMIUM ?? "/usr/bin/chromium", headless: true,
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-pings",

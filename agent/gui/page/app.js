@@ -446,5 +446,23 @@ $('input').addEventListener('keydown', (e) => {
   }
 });
 $('stop').addEventListener('click', () => post('/api/stop', {}));
-connect();
-loadConversations();
+// The session is fetched once the page has painted: its events never hold back the first frame.
+requestAnimationFrame(() => setTimeout(() => {
+  connect();
+  loadConversations();
+}, 0));
+
+// highlight.js is large (850 KB): loaded after the page is up, so that it never delays the first paint; what was
+// shown before it came is highlighted then.
+window.addEventListener('load', () => {
+  const script = document.createElement('script');
+  script.src = '/vendor/highlight.js';
+  script.onload = () => {
+    const highlight = hljs.highlightElement || hljs.highlightBlock;
+    for (const code of document.querySelectorAll('pre code:not(.hljs)')) {
+      if (code.querySelector('span')) continue;  // already highlighted
+      try { highlight.call(hljs, code); } catch (e) { /* stays plain */ }
+    }
+  };
+  document.head.appendChild(script);
+});
