@@ -153,7 +153,11 @@ void GuiServer::accept_loop() {
     std::lock_guard lock(workers_mutex_);
     Worker& w = workers_.emplace_back();
     w.thread = std::thread([this, &w, fd = client.release()]() mutable {
-      serve(UniqueFd(fd));
+      try {
+        serve(UniqueFd(fd));
+      } catch (const std::exception&) {
+        // A request is never worth the session: whatever it made fail, the connection alone ends.
+      }
       --active_;
       w.done = true;
     });
@@ -251,7 +255,7 @@ void GuiServer::serve(UniqueFd fd) {
     if (stopping && parts_.stop_work) parts_.stop_work();
     conn.write_all(json_reply(200, {{"stopped", stopping}}));
   } else if (req.path == "/api/resume") {
-    const std::string name = body.value("name", "");
+    const std::string name = body.contains("name") && body["name"].is_string() ? body["name"].get<std::string>() : "";
     bool valid = !name.empty() && name.size() <= 255;
     for (char c : name) valid = valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
                                           c == '.');

@@ -325,6 +325,14 @@ await withAgent("refuse", [{ text: "only once" }], {}, async ({ page, url, dir, 
   assert.equal(await raw({ Cookie: `oishell_gui_${port}=${token}`, Origin: origin, "Content-Type": "application/json" }, json), 403);
   assert.equal(await raw({ Origin: origin, "Content-Type": "application/json" }, json, `/api/message?token=${token}`), 403);
 
+  // Bad bodies from the page's side get a clear status, and the session goes on.
+  const fromPage = { ...bearer, Origin: origin, "Content-Type": "application/json" };
+  assert.equal(await raw(fromPage, '{"name": 5}', "/api/resume"), 422);
+  assert.equal(await raw(fromPage, '{"name": "../../etc/passwd"}', "/api/resume"), 422);
+  assert.equal(await raw(fromPage, "[1, 2]"), 422);
+  assert.equal(await raw(fromPage, "{not json"), 422);
+  assert.equal(await raw(fromPage, '{"id": -1, "answer": "y"}', "/api/answer"), 422);
+  assert.equal(await raw(fromPage, '{"id": 99, "answer": "y"}', "/api/answer"), 409);
   // A page reloaded more often than the server has connections: each reload's event stream ends with its page.
   for (let i = 0; i < 40; i++) {
     await page.reload();
