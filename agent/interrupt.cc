@@ -1,6 +1,7 @@
 #include "agent/interrupt.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -51,6 +52,29 @@ void drain() {
   if (g_pipe[0] < 0) return;
   char buf[64];
   while (::read(g_pipe[0], buf, sizeof buf) > 0) {
+  }
+}
+
+Ready wait_readable(int fd, int other, unsigned seen) {
+  while (true) {
+    if (count() != seen) return Ready::interrupted;
+    pollfd fds[3] = {{fd, POLLIN, 0}, {other, POLLIN, 0}, {g_pipe[0], POLLIN, 0}};
+    int n = ::poll(fds, 3, -1);  // a negative fd is skipped
+    if (n < 0) {
+      if (errno == EINTR) continue;  // the count says whether it was a Ctrl-C
+      return Ready::error;
+    }
+    if (fds[0].revents) return Ready::fd;  // what was typed first (a hang-up too: the read sees the end)
+    if (fds[1].revents) return Ready::other;
+    if (fds[2].revents && count() == seen) {
+      // Bytes of Ctrl-Cs from before this wait: emptied, so that they do not wake it again. A Ctrl-C counted
+      // meanwhile puts its byte back: whoever waits next (a running block's loop) must see it too.
+      drain();
+      if (count() != seen) {
+        char c = 1;
+        [[maybe_unused]] ssize_t w = ::write(g_pipe[1], &c, 1);
+      }
+    }
   }
 }
 

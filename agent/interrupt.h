@@ -14,4 +14,10 @@ void drain();
 // Counts as a Ctrl-C without a signal (what runs stops): the server's client went away or asked to stop.
 void request();
 
+// Waits until `fd` is readable (or `other`, -1: none), or a Ctrl-C came after `seen` (count() when the caller's
+// read began). A plain blocking read loses a Ctrl-C that lands just before it (the handler runs, the read then
+// blocks); the wait sees the self-pipe instead. Other signals do not end the wait.
+enum class Ready { fd, other, interrupted, error };
+Ready wait_readable(int fd, int other, unsigned seen);
+
 }  // namespace oishell::agent::interrupt

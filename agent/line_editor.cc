@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "agent/atomic_file.h"
+#include "agent/interrupt.h"
 #include "base/unique_fd.h"
 
 namespace oishell::agent {
@@ -140,10 +141,11 @@ void LineHistory::add(const std::string& line) {
 
 LineEditor::Read LineEditor::next_byte(unsigned char* c) {
   if (pending_.empty()) {
-    if (wake_fd_ >= 0) {
-      pollfd fds[2] = {{in_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0) return errno == EINTR ? Read::interrupted : Read::eof;
-      if (!fds[0].revents && fds[1].revents) return Read::woken;
+    switch (interrupt::wait_readable(in_, wake_fd_, interrupts_seen_)) {
+      case interrupt::Ready::interrupted: return Read::interrupted;
+      case interrupt::Ready::other: return Read::woken;
+      case interrupt::Ready::error: return Read::eof;
+      case interrupt::Ready::fd: break;
     }
     char buf[256];
     ssize_t n = ::read(in_, buf, sizeof buf);
@@ -179,6 +181,7 @@ void LineEditor::render(const std::string& prompt) {
 std::optional<std::string> LineEditor::read_line(const std::string& prompt, bool* interrupted) {
   if (interrupted) *interrupted = false;
   woken_ = false;
+  interrupts_seen_ = interrupt::count();
   RawMode raw(in_);
   write_all(out_, "\x1b[?2004h");  // bracketed paste
   struct PasteOff {

@@ -50,6 +50,7 @@ class LineEditor {
   LineHistory* history_;
   int wake_fd_ = -1;
   bool woken_ = false;
+  unsigned interrupts_seen_ = 0;  // interrupt::count() when the read began
   std::optional<std::string> held_;  // the line being typed when a wake ended the last read
   std::string pending_;  // bytes read past the end of the last line (typed ahead)
   std::string line_;

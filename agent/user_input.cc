@@ -8,11 +8,14 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "agent/interrupt.h"
+
 namespace oishell::agent {
 
 std::optional<std::string> LineReader::read_line(bool* interrupted) {
   if (interrupted) *interrupted = false;
   woken_ = false;
+  const unsigned seen = interrupt::count();
   while (true) {
     auto nl = buf_.find('\n');
     if (nl != std::string::npos) {
@@ -25,16 +28,14 @@ std::optional<std::string> LineReader::read_line(bool* interrupted) {
       if (buf_.empty()) return std::nullopt;
       return std::exchange(buf_, std::string());
     }
-    if (wake_fd_ >= 0) {
-      pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0 && errno == EINTR) {
-        if (interrupted) *interrupted = true;
-        return std::nullopt;
-      }
-      if (!fds[0].revents && fds[1].revents) {
-        woken_ = true;
-        return std::nullopt;
-      }
+    const interrupt::Ready ready = interrupt::wait_readable(fd_, wake_fd_, seen);
+    if (ready == interrupt::Ready::interrupted) {
+      if (interrupted) *interrupted = true;
+      return std::nullopt;
+    }
+    if (ready == interrupt::Ready::other) {
+      woken_ = true;
+      return std::nullopt;
     }
     char chunk[4096];
     ssize_t n = ::read(fd_, chunk, sizeof chunk);
