@@ -164,8 +164,7 @@ Status spawn_detached(const std::vector<std::string>& argv) {
     ::setsid();
     sigset_t none;
     sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGINT, SIG_DFL);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);  // exec keeps the mask (handlers it resets)
     int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null_fd >= 0) {
       ::dup2(null_fd, 0);

@@ -1,7 +1,6 @@
 #include "agent/user_input.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <termios.h>
 #include <unistd.h>
 

@@ -1,8 +1,6 @@
 #include "agent/gui/gui_input.h"
 
-#include <poll.h>
-
-#include <cerrno>
+#include "agent/interrupt.h"
 
 namespace oishell::agent::gui {
 
@@ -35,20 +33,6 @@ std::string question_for_page(const std::string& question) {
   return text;
 }
 
-namespace {
-
-// Waits until `fd` is readable; false when a signal (Ctrl-C) came first.
-bool wait_readable(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  while (true) {
-    int n = ::poll(&p, 1, -1);
-    if (n > 0) return true;
-    if (n < 0 && errno == EINTR) return false;
-  }
-}
-
-}  // namespace
-
 void GuiInput::publish_status() {
   if (!status_source_) return;
   json status = status_source_();
@@ -61,6 +45,7 @@ void GuiInput::publish_status() {
 
 std::optional<std::string> GuiInput::read_message(const std::string& prompt, bool* interrupted) {
   if (interrupted) *interrupted = false;
+  const unsigned seen = interrupt::count();  // a Ctrl-C from now on ends the wait for the page alone
   inbox_.set_at_prompt(true);
   publish_status();
   hub_.publish({{"type", "state"}, {"busy", false}});
@@ -75,7 +60,7 @@ std::optional<std::string> GuiInput::read_message(const std::string& prompt, boo
       return done(std::move(message));
     }
     if (terminal_ended_) {
-      if (!wait_readable(inbox_.message_fd())) {
+      if (interrupt::wait_readable(inbox_.message_fd(), -1, seen) != interrupt::Ready::fd) {
         if (interrupted) *interrupted = true;
         return done(std::nullopt);
       }
@@ -98,6 +83,7 @@ std::optional<std::string> GuiInput::read_message(const std::string& prompt, boo
 
 std::optional<std::string> GuiInput::ask(const std::string& question, bool* interrupted) {
   if (interrupted) *interrupted = false;
+  const unsigned seen = interrupt::count();
   const uint64_t id = ++asks_;
   inbox_.open_ask(id);
   hub_.publish({{"type", "ask"}, {"id", id}, {"question", question_for_page(question)},
@@ -120,7 +106,7 @@ std::optional<std::string> GuiInput::ask(const std::string& question, bool* inte
       break;
     }
     if (!terminal_answers) {
-      if (!wait_readable(inbox_.ask_fd())) {
+      if (interrupt::wait_readable(inbox_.ask_fd(), -1, seen) != interrupt::Ready::fd) {
         stopped = true;
         break;
       }

@@ -50,10 +50,9 @@ Headers security_headers() {
           {"Cache-Control", "no-store"}};
 }
 
-std::string respond(int status, const std::string& type, std::string_view body, Headers extra = {}) {
+std::string respond(int status, const std::string& type, std::string_view body) {
   Headers h = security_headers();
   h.emplace_back("Content-Type", type);
-  for (auto& e : extra) h.push_back(std::move(e));
   return server::http_response(status, h, body);
 }
 
@@ -94,8 +93,7 @@ Result<std::unique_ptr<GuiServer>> GuiServer::start(GuiServerParts parts, const 
   if (!listener) return listener.status();
   UniqueFd stopping(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!stopping) return Status::from_errno(errno, "eventfd");
-  if (parts.token.empty()) parts.token = server::generate_token();
-  RequestGuard guard(listener->host, listener->port, parts.token);
+  RequestGuard guard(listener->host, listener->port, server::generate_token());
   std::unique_ptr<GuiServer> s(new GuiServer(std::move(parts), std::move(*listener), std::move(guard),
                                              std::move(stopping)));
   // The server's threads take no signal (they inherit the acceptor's mask): Ctrl-C must interrupt the agent's

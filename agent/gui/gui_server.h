@@ -40,7 +40,6 @@ struct GuiServerParts {
   std::string conversations_dir;    // listed for the page
   std::function<void()> stop_work;  // Stop: what Ctrl-C does to what runs (thread-safe)
   std::string vendor_dir = "/usr/share/javascript";
-  std::string token;                // "" : a fresh random one
 };
 
 class GuiServer {

@@ -73,11 +73,6 @@ void PageInbox::set_at_prompt(bool at_prompt) {
   at_prompt_ = at_prompt;
 }
 
-bool PageInbox::at_prompt() const {
-  std::lock_guard lock(mutex_);
-  return at_prompt_;
-}
-
 void PageInbox::open_ask(uint64_t ask_id) {
   std::lock_guard lock(mutex_);
   ask_id_ = ask_id;

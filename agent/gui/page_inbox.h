@@ -33,7 +33,6 @@ class PageInbox {
   // From the agent.
   std::optional<std::string> take_message();
   void set_at_prompt(bool at_prompt);
-  bool at_prompt() const;
   void open_ask(uint64_t ask_id);
   // The page's answer to the open question, or nullopt; *stopped when Stop came instead.
   std::optional<std::string> take_answer(bool* stopped);

@@ -8,7 +8,7 @@ using server::ascii_iequals;
 using server::HttpRequest;
 
 RequestGuard::RequestGuard(std::string host, int port, std::string token)
-    : host_(std::move(host)), token_(std::move(token)), port_(port) {
+    : host_(std::move(host)), token_(std::move(token)) {
   const std::string p = ":" + std::to_string(port);
   const bool v6 = host_.find(':') != std::string::npos;
   allowed_hosts_[0] = (v6 ? "[" + host_ + "]" : host_) + p;

@@ -43,7 +43,6 @@ class RequestGuard {
 
  private:
   std::string host_, token_;
-  int port_;
   std::string allowed_hosts_[2];    // Host values
   std::string allowed_origins_[2];  // Origin values
 };
