@@ -92,6 +92,9 @@ std::optional<std::string> GuiInput::ask(const std::string& question, bool* inte
   const char* by = "terminal";
   bool stopped = false;
   bool terminal_answers = terminal_.can_ask();
+  if (!terminal_answers) {  // nobody can type the answer here: say where it is awaited
+    terminal_display_.notice(NoticeLevel::info, question_for_page(question) + "   (waiting for the answer on the page)");
+  }
   while (true) {
     bool page_stopped = false;
     if (auto from_page = inbox_.take_answer(&page_stopped)) {
@@ -123,6 +126,7 @@ std::optional<std::string> GuiInput::ask(const std::string& question, bool* inte
     if (terminal_.woken()) continue;
     if (!typed) {  // the terminal's input ended: the page answers
       terminal_answers = false;
+      terminal_display_.notice(NoticeLevel::info, "   (waiting for the answer on the page)");
       continue;
     }
     answer = std::move(typed);

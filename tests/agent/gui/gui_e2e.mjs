@@ -173,10 +173,12 @@ await withAgent("ask", [
   { text: "Fetched." },
   { tool_calls: [block(fetchCode("denied.test"))] },
   { text: "It was refused." },
-], { args: ["--safe_mode", "ask", "--policy", policyFile] }, async ({ page }) => {
+], { args: ["--safe_mode", "ask", "--policy", policyFile] }, async ({ page, stdout }) => {
   await page.fill("#input", "fetch it");
   await page.press("#input", "Enter");
   await page.waitForSelector(".ask button[data-answer='y']");
+  // No terminal can answer here (stdin is a pipe, no controlling terminal): the terminal says where it is awaited.
+  assert.match(stdout(), /Run this code\? {3}\(waiting for the answer on the page\)/);
   await shot(page, "gui-confirm.png");
   await page.click(".ask button[data-answer='y']");
   await page.waitForSelector(".ask button[data-answer='o']");
