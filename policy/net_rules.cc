@@ -286,4 +286,15 @@ std::string check_resolved_address(const NetworkSpec& spec, const IpAddress& add
   return address.to_string() + " is " + std::string(what) + " and not covered by allow_private";
 }
 
+std::string check_known_destination(const NetworkSpec& spec, const std::string& host) {
+  std::optional<IpAddress> address = IpAddress::parse(host);
+  if (!address) {
+    auto pin = spec.hosts.find(host);
+    if (pin == spec.hosts.end()) return {};
+    address = IpAddress::parse(pin->second);
+    if (!address) return {};  // refused later, with its own message (a pin that is not an address)
+  }
+  return check_resolved_address(spec, *address);
+}
+
 }  // namespace oishell

@@ -127,4 +127,10 @@ NetDecision decide_name(const NetworkSpec& spec, std::string_view host);
 // reason. Pure: the machine's addresses come in through the spec.
 std::string check_resolved_address(const NetworkSpec& spec, const IpAddress& address);
 
+// The guard applied before a question is asked: when `host` is an address (or a name pinned in spec.hosts to one),
+// its destination is already known, and a refusal is given at once rather than after the user allowed it, which
+// would teach the user that answering "allow" does nothing (or, worse, that it was safe). Empty when the host is a
+// name whose addresses are not known yet, or when the guard lets its address through. `host` must be normalised.
+std::string check_known_destination(const NetworkSpec& spec, const std::string& host);
+
 }  // namespace oishell

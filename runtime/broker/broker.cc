@@ -327,6 +327,10 @@ void Broker::start_outside_tcp(Request& r, const std::string& host, bool literal
     return;
   }
   r.rule = decision.rule;
+  if (std::string refusal = check_known_destination(*ctx_.spec, host); !refusal.empty()) {
+    deny(r, "connect", host, r.port, refusal, "private-address guard", EACCES);  // before any question
+    return;
+  }
   if (decision.verdict == NetDecision::Verdict::ask || decision.inspect) {
     start_join(r);
     return;

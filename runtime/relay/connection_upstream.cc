@@ -75,6 +75,10 @@ void Connection::begin_decision() {
         after_allow("ask: allowed for the session");
         return;
       }
+      if (std::string refusal = check_known_destination(ctx_.spec, host_); !refusal.empty()) {
+        deny(refusal, "private-address guard");  // never asked: no answer could let it through
+        return;
+      }
       phase_ = Phase::asking;
       set_deadline(ctx_.options.ask_timeout_ms);
       ask_id_ = ctx_.ask(id_, host_, port_);

@@ -268,6 +268,32 @@ TEST(BrokerTcp, AProxyIgnoringClientReachesAnAllowedNameKernelToKernel) {
   EXPECT_EQ(1, server.accepted());
 }
 
+// A name pinned to an address the private-address guard refuses is refused at connect time under
+// `on_unlisted: ask`, without a question: no answer could let it through. (A literal loopback address is the
+// sandbox's own loopback; the relay's test covers literal addresses.) The allowed name on the same server connects.
+TEST(BrokerTcp, AGuardedAddressIsRefusedBeforeAnyQuestion) {
+  HostTcpServer server("hello\n");
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  const std::string events = dir.path() + "/events.jsonl";
+  const std::string policy =
+      dir.write("policy.yaml", "version: 1\nextends: default\nnetwork:\n  mode: proxy\n  allow:\n"
+                               "    - {host: direct.example, inspect: false}\n"
+                               "  hosts: {direct.example: 127.0.0.1, pinned.example: 127.0.0.5}\n"
+                               "  allow_private: [127.0.0.1/32]\n  on_unlisted: ask\n");
+  const std::string script =
+      "import socket\n"
+      "s = socket.socket()\n"
+      "try:\n  s.connect(('pinned.example', " + server.port() + "))\nexcept OSError as e: print(e.errno)\n"
+      "print(socket.create_connection(('direct.example', " + server.port() + ")).recv(6).decode().strip())\n";
+  EXPECT_EQ("13\nhello\n", python_in_sandbox(policy, script, events));
+  EXPECT_EQ(1, server.wait_accepted(1));
+  const std::string log = SandboxWorkspace::read(events);
+  EXPECT_NE(std::string::npos, log.find("127.0.0.5 is loopback")) << log;
+  EXPECT_NE(std::string::npos, log.find("private-address guard")) << log;
+  EXPECT_EQ(std::string::npos, log.find("\"event\":\"net.ask\"")) << log;
+}
+
 TEST(BrokerTcp, CurlWithoutTheProxy) {
   HostTcpServer server("HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n");
   ASSERT_TRUE(server.ok());

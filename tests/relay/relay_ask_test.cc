@@ -144,5 +144,31 @@ TEST_F(RelayAskTest, WithoutHandlerAskDenies) {
   EXPECT_NE(std::string::npos, refusal.find("ask: denied")) << refusal;
 }
 
+// A destination whose address is known before any question (a literal address, a name pinned in `hosts:`) and that
+// the private-address guard refuses is refused at once: asking would only teach the user that "allow" does nothing.
+// The neighbour whose address allow_private covers is asked as before.
+TEST_F(RelayAskTest, GuardedKnownAddressIsRefusedWithoutAQuestion) {
+  Asker asker;
+  NetworkSpec guarded = spec();
+  guarded.allow_private = {cidr("127.0.0.3/32")};
+  guarded.hosts["pinned-private.example"] = "127.0.0.4";
+  RelayUnderTest relay(guarded, {}, asker.handler());
+  for (std::string target : {"127.0.0.4:" + std::to_string(echo_.port()),
+                             "pinned-private.example:" + std::to_string(echo_.port())}) {
+    std::string refusal = connect_async(relay.http_port, target).get();
+    EXPECT_TRUE(refusal.starts_with("HTTP/1.1 403")) << target << ": " << refusal;
+    EXPECT_NE(std::string::npos, refusal.find("private-address guard")) << refusal;
+    EXPECT_NE(std::string::npos, refusal.find("127.0.0.4 is loopback")) << refusal;
+  }
+  EXPECT_EQ(0u, asker.count());
+  EXPECT_EQ(0, echo_.accepted());
+  auto allowed = connect_async(relay.http_port, "127.0.0.3:" + std::to_string(echo_.port()));
+  auto q = asker.wait(1);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ("127.0.0.3", q->host);
+  relay.relay().answer(q->id, AskAnswer::allow_once);
+  EXPECT_EQ("", allowed.get());
+}
+
 }  // namespace
 }  // namespace oishell::relay::testing
