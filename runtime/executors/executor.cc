@@ -112,6 +112,7 @@ Status Executor::start() {
   request.argv.push_back(program_);
   for (const auto& arg : language_.args) request.argv.push_back(arg == "{driver}" ? driver_ : arg);
   request.extra_env = {{"PYTHONUNBUFFERED", "1"}, {"MPLBACKEND", "Agg"}};
+  request.extra_env.insert(request.extra_env.end(), options_.extra_env.begin(), options_.extra_env.end());
   request.stdio = SpawnRequest::Stdio::pipes;
   for (const auto& fd : control->theirs) request.extra_fds.push_back(fd.get());
   auto spawned = sandbox_.spawn(request);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime/outside/events.h"
@@ -30,6 +31,7 @@ struct ExecutorOptions {
   std::optional<std::chrono::milliseconds> wall_time;               // per block; none = unlimited
   std::chrono::milliseconds interrupt_grace{2000};                  // SIGINT, then SIGKILL after this
   size_t read_chunk = 64 * 1024;                                     // the largest output event's data
+  std::vector<std::pair<std::string, std::string>> extra_env;       // e.g. the virtual display's DISPLAY
 };
 
 class Executor {

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "runtime/executors/language.h"
 #include "runtime/executors/protocol.h"
 #include "runtime/executors/session.h"
+#include "runtime/executors/virtual_display.h"
 #include "runtime/outside/sandbox.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/policy_flags.h"
@@ -30,13 +32,15 @@ constexpr const char* kUsage =
     "                         [--timeout DUR] [--memory SIZE] [--net none|proxy] [--allow-domain D]...\n"
     "                         [--allow-udp HOST:PORT]...\n"
     "                         [--ro PATH]... [--rw PATH]... [--hide PATH]... [--unix PATH]... [--env K=V]...\n"
-    "                         [--prestart LANG]...\n"
+    "                         [--prestart LANG]... [--display WxH]\n"
     "\n"
     "Starts one sandbox for a session and speaks the supervisor protocol (docs/protocol.md): JSON-line requests\n"
     "on stdin (exec, interrupt, input, reset, answer, shutdown), JSON-line events on stdout (ready, output,\n"
     "active_line, image, done, denied, ask, limit, executor_restarted, error). The policy's wall_time (or\n"
     "--timeout) limits each block. --sandbox none runs the executors on the host without confinement.\n"
     "--prestart LANG starts that executor before the first block (a warm session).\n"
+    "--display WxH starts a virtual display of that size inside (Xvfb, and matchbox-window-manager when present):\n"
+    "the only screen the executors see (DISPLAY), which the python executor's `computer` drives.\n"
     "Exit status: 0 after shutdown or end of input; 125 the policy is invalid; 126 the sandbox could not be built.\n";
 
 // The options parse() reads (and `oishell completion` offers): the policy flags, the sandbox, warm executors.
@@ -49,6 +53,8 @@ const std::vector<completion::Option>& supervise_options() {
     for (const auto& language : executors::all_languages()) languages.push_back(language.name);
     o.push_back({{"--prestart"}, completion::Value::choice, "LANG", "start this executor before the first block",
                  languages, true});
+    o.push_back({{"--display"}, completion::Value::text, "WxH",
+                 "a virtual display inside, e.g. 1024x768 (computer use)", {}});
     return o;
   }();
   return options;
@@ -59,6 +65,7 @@ struct SuperviseArgs {
   PolicyOverrides overrides;
   bool confined = true;
   std::vector<std::string> prestart;
+  std::optional<executors::DisplaySize> display;
 };
 
 std::string parse(int argc, char** argv, SuperviseArgs* out, bool* help) {
@@ -80,11 +87,16 @@ std::string parse(int argc, char** argv, SuperviseArgs* out, bool* help) {
       out->confined = value == "openshell";
     } else if (flag == "--prestart") {
       out->prestart.push_back(value);
+    } else if (flag == "--display") {
+      auto size = executors::parse_display_size(value);
+      if (!size) return "--display: " + size.status().message();
+      out->display = *size;
     } else {
       return "unknown option " + flag;  // in supervise_options() but not handled here
     }
   }
   if (!out->source.file.empty() && !out->source.profile.empty()) return "--policy and --profile exclude each other";
+  if (out->display && !out->confined) return "--display needs the sandbox: with --sandbox none it would be the host's";
   return "";
 }
 
@@ -170,10 +182,24 @@ int run_supervise(int argc, char** argv) {
     sandbox = std::move(created.value());
   }
 
+  // Fails closed: a session asked for a display gets one or does not start.
+  std::unique_ptr<executors::VirtualDisplay> display;
+  if (args.display) {
+    auto started = executors::VirtualDisplay::start(*sandbox, spec, *args.display);
+    if (!started) {
+      std::fprintf(stderr, "oishell: %s\n", started.status().message().c_str());
+      sandbox->shutdown();
+      return kExitSandboxFailed;
+    }
+    display = std::move(started.value());
+    options.executor.extra_env = display->environment();
+  }
+
   auto languages = executors::available_languages(spec, options);
   nlohmann::json extra = {{"sandbox", args.confined ? "openshell" : "none"},
                           {"policy", policy_summary(spec, block_wall_ms)},
                           {"degradations", sandbox->degradations()}};
+  if (display) extra["display"] = display->describe();
   int status;
   {
     executors::Session session(*sandbox, events, std::move(languages), options);

@@ -56,8 +56,32 @@ def display(value):
     sys.displayhook(value)
 
 
+def send_image(png):
+    """Shows a PNG (bytes) to the user and the model, as a figure is shown (the computer's screenshots)."""
+    if len(png) > MAX_IMAGE_BYTES:
+        sys.stderr.write("oishell: image not shown: its PNG is %.1f MiB, more than %d MiB\n"
+                         % (len(png) / 2**20, MAX_IMAGE_BYTES >> 20))
+        return
+    import base64
+    send("I %s png %s\n" % (_state["seq"], base64.b64encode(png).decode("ascii")))
+
+
 builtins.__oishell_line__ = on_line
 builtins.__oishell_display__ = display
+builtins.__oishell_image__ = send_image
+
+
+def _load_computer(namespace):
+    """Under `interpreter --os` (a virtual display in the sandbox): Open Interpreter's `computer`, already imported."""
+    if not os.environ.get("OISHELL_COMPUTER") or not os.environ.get("DISPLAY"):
+        return
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "oishell_computer.py")
+    spec = importlib.util.spec_from_file_location("oishell_computer", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["oishell_computer"] = module
+    spec.loader.exec_module(module)
+    namespace["computer"] = module.computer
 
 
 def _hook_stmt(lineno, col):
@@ -302,6 +326,7 @@ def main():
     namespace = module.__dict__
     signal.signal(signal.SIGINT, _on_sigint)
     os.environ.setdefault("MPLBACKEND", "Agg")
+    _load_computer(namespace)
     send("R\n")
     buf = b""
     while True:
