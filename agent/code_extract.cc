@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "agent/json_util.h"
 #include "agent/partial_json.h"
 
 namespace oishell::agent {
@@ -242,7 +243,8 @@ std::string strip_code_fences(std::string* code) {
   return {};
 }
 
-Extraction extract_answer(const LlmResponse& response, const std::vector<std::string>& languages) {
+Extraction extract_answer(const LlmResponse& response, const std::vector<std::string>& languages,
+                          const std::optional<ComputerScreen>& computer) {
   Extraction out;
   // Tool calls first: the text before them is the message.
   if (!response.tool_calls.empty()) {
@@ -251,6 +253,21 @@ Extraction extract_answer(const LlmResponse& response, const std::vector<std::st
       AnswerPart part{Message::code("", "", call.id), ""};
       std::string name = call.name;
       if (name.rfind("functions.", 0) == 0) name = name.substr(10);
+      if (name == "computer") {
+        part.message.format = kComputerLanguage;
+        auto action = lenient_json_parse(call.arguments);
+        part.message.content = action ? dump_json(*action) : call.arguments;
+        if (!computer) {
+          part.problem = "The `computer` tool is not available in this session (the user did not start it with "
+                         "--os); nothing was run.";
+        } else if (!action) {
+          part.problem = "The call of tool `computer` could not be read (expected JSON arguments); nothing was run.";
+        } else if (std::string problem = computer_action_problem(*action, *computer); !problem.empty()) {
+          part.problem = "The computer action was not carried out: " + problem + ".";
+        }
+        out.parts.push_back(std::move(part));
+        continue;
+      }
       std::optional<Code> code;
       if (auto j = lenient_json_parse(call.arguments)) {
         code = code_from_json(*j);

@@ -7,8 +7,11 @@
 //   - an empty block (not run; the model is told)
 //   - an unknown language (not run; the model is told which languages exist)
 //   - tool arguments that are broken JSON, a tool named `python` whose arguments are the code
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "agent/computer_tool.h"
 
 #include "agent/llm/client.h"
 #include "agent/message.h"
@@ -25,8 +28,10 @@ struct Extraction {
   std::vector<std::string> repairs; // what was repaired (shown with --verbose)
 };
 
-// `languages`: what the sandbox can run (canonical names).
-Extraction extract_answer(const LlmResponse& response, const std::vector<std::string>& languages);
+// `languages`: what the sandbox can run (canonical names). `computer`: the screen of the `computer` tool when it is
+// on (--os); a call of it becomes a code block of language "computer" holding the action (agent/computer_tool.h).
+Extraction extract_answer(const LlmResponse& response, const std::vector<std::string>& languages,
+                          const std::optional<ComputerScreen>& computer = std::nullopt);
 
 // python for py/python3/"", shell for sh/bash/zsh/shell/console, javascript for js/node/javascript, r for R;
 // others lower-cased.

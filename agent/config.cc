@@ -97,6 +97,12 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
                          (c.server ? "--server" : "--acp"));
   }
   if (cli.gui_port && !c.gui) return Status::error("--gui_port needs --gui");
+  c.os = p.os;
+  if (p.display_size) c.os_display = *p.display_size;
+  if (c.os && c.sandbox != "openshell") {
+    return Status::error("--os: computer use runs on a virtual display inside the sandbox; with --sandbox " +
+                         c.sandbox + " it would drive this machine's own desktop, which this agent never does");
+  }
   return c;
 }
 

@@ -97,6 +97,8 @@ struct AgentConfig {
   bool acp = false;                     // --acp: the Agent Client Protocol on stdio (agent/acp/acp_server.h)
   bool gui = false;                     // --gui: the web UI on loopback beside the terminal (agent/gui/)
   int gui_port = 0;                     // 0: a free port
+  bool os = false;                      // --os (profile `os: true`): computer use on a virtual display inside
+  std::string os_display = "1024x768";  // its size (profile `computer.display_size`)
   std::string user_message_template;    // "{content}" is replaced by the user's message
   bool always_apply_user_message_template = false;
   std::string code_output_template;     // "{content}" is replaced by the output fed to the model

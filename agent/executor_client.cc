@@ -98,6 +98,7 @@ std::vector<std::string> SupervisorClient::command_line() const {
       argv.push_back(path);
     }
     argv.insert(argv.end(), options_.extra_flags.begin(), options_.extra_flags.end());
+    if (!options_.display.empty()) argv.insert(argv.end(), {"--display", options_.display});
   }
   return argv;
 }

@@ -32,6 +32,7 @@ struct SupervisorOptions {
   std::vector<std::string> hidden_paths;      // host paths never visible inside, whatever the policy (--hide)
   int ready_timeout_ms = 60000;
   std::vector<std::string> extra_flags;       // policy flags added for the session (%policy learn)
+  std::string display;                        // "WxH": a virtual display inside (--os); empty: none
 };
 
 // The `oishell` binary: $OISHELL_BIN; next to this executable (installed layout); ../oishell (build tree:

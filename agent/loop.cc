@@ -1,6 +1,7 @@
 #include "agent/loop.h"
 
 #include "agent/code_extract.h"
+#include "agent/computer_tool.h"
 #include "agent/editor.h"
 #include "agent/context.h"
 #include "agent/interrupt.h"
@@ -40,6 +41,7 @@ class LoopSink final : public StreamSink {
       tool_index_ = index;
       shown_ = 0;
     }
+    if (call.name == "computer") return;  // an action, shown in words once it is complete (Agent::show_action)
     auto code = partial_json_string(call.arguments, "code");
     if (!code) {
       std::string args = call.arguments;
@@ -137,7 +139,17 @@ std::string Agent::system_prompt() {
   in.policy_summary = parts_.executor->policy_summary();
   in.system_message = parts_.config.system_message;
   in.custom_instructions = parts_.config.custom_instructions;
-  return build_system_prompt(in);
+  std::string prompt = build_system_prompt(in);
+  if (parts_.config.os) {
+    auto screen = parse_screen_size(parts_.config.os_display).value_or(ComputerScreen{});
+    prompt += "\n" + computer_prompt_section(computer_screen().value_or(screen), computer_screen().has_value());
+  }
+  return prompt;
+}
+
+std::optional<ComputerScreen> Agent::computer_screen() const {
+  if (!parts_.llm || !parts_.llm->settings().supports_functions) return std::nullopt;
+  return parts_.llm->settings().computer;
 }
 
 void Agent::save() {
@@ -255,7 +267,7 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
   for (const auto& call : response->tool_calls) answer_bytes += call.arguments.size() + call.name.size();
   cost_.add(response->usage,
             TokenUsage{static_cast<long>(trimmed.tokens), static_cast<long>((answer_bytes + 3) / 4)});
-  Extraction ex = extract_answer(*response, languages());
+  Extraction ex = extract_answer(*response, languages(), computer_screen());
   if (parts_.config.verbose) {
     for (const auto& r : ex.repairs) d.notice(NoticeLevel::info, "repaired: " + r);
   }
@@ -282,6 +294,12 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
     }
     *ran_code = true;
     std::string call_id = part.message.call_id;
+    if (part.message.format == kComputerLanguage) {  // not shown while it streamed: shown now, in words
+      d.code_begin(kComputerLanguage);
+      auto action = nlohmann::json::parse(part.message.content, nullptr, /*allow_exceptions=*/false);
+      d.code_delta(describe_computer_action(action));  // escaped by the display, as all model text
+      d.code_end();
+    }
     if (stop) {
       append(part.message);
       append(Message::console("Not run: an earlier block in this answer was stopped.", call_id));
@@ -306,7 +324,11 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
     bool stop_turn = false;
     std::string feedback = run_block(part.message.format, part.message.content, call_id, &stop_turn);
     append(Message::console(feedback, call_id));
-    for (auto& image : take_block_images()) append(std::move(image));
+    for (auto& image : take_block_images()) {
+      // The computer's screenshot answers its call (the API wants it inside the tool's result).
+      if (part.message.format == kComputerLanguage) image.call_id = call_id;
+      append(std::move(image));
+    }
     if (stop_turn) return TurnEnd::interrupted;
     if (interrupt::count() != interrupts_at_start) stop = true;  // interrupted: let the model react first
   }

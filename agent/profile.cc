@@ -1,5 +1,7 @@
 #include "agent/profile.h"
 
+#include "agent/computer_tool.h"
+
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
@@ -178,10 +180,12 @@ void apply(const Entry& e, Format format, Reader& r, Profile* p, std::optional<s
   else if (key == "fast") r.scalar(v, key, &p->fast);
   else if (key == "os") {
     std::optional<bool> os;
-    if (r.scalar(v, key, &os) && *os) {
-      p->os = true;
-      r.warn(e.key_node, "`os`: computer use (OS mode) is not available in this agent yet; the profile's other "
-                         "settings apply (a later version adds computer use)");
+    if (r.scalar(v, key, &os) && *os) p->os = true;
+  } else if (key == "computer.display_size") {
+    std::optional<std::string> size;
+    if (r.scalar(v, key, &size) && size) {
+      if (parse_screen_size(*size)) p->display_size = *size;
+      else r.fail(v, "computer.display_size: `" + *size + "` is not WIDTHxHEIGHT (each 64..8192), e.g. 1280x800");
     }
   } else if (key == "user_message_template") r.scalar(v, key, &p->user_message_template);
   else if (key == "always_apply_user_message_template") r.scalar(v, key, &p->always_apply_user_message_template);

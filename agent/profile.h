@@ -38,7 +38,8 @@ struct Profile {
   std::optional<int> max_output;
   std::optional<std::string> version;
   std::optional<std::vector<std::string>> languages;  // computer.languages
-  bool os = false;                                     // computer use asked for (not available yet: a warning)
+  bool os = false;                                     // computer use (`os: true`; --os loads the `os` profile)
+  std::optional<std::string> display_size;             // computer.display_size: the virtual display, "WxH"
   // ours
   std::optional<std::string> sandbox;  // "openshell" | "none"
   std::optional<std::string> policy;   // resolved: an absolute file path or a profile name

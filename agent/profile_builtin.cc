@@ -81,8 +81,8 @@ custom_instructions: >-
 version: 0.2.5
 )";
 
-constexpr std::string_view kOs = R"(# os: computer use (mouse, keyboard, screen) in OI. NOT AVAILABLE in this agent yet: loading this profile says so,
-# and the rest applies (a vision model working in a loop, code in the sandbox as usual).
+constexpr std::string_view kOs = R"(# os: computer use (OI's `--os`), confined: a virtual display inside the sandbox, seen in screenshots and driven with
+# the `computer` tool (and python's `computer`), by a vision model working in a loop. The host's screen is never reachable.
 os: true
 loop: true
 llm:
@@ -116,8 +116,8 @@ empty_code_output_template: "The code ran and printed nothing. What should run n
 version: 0.2.5
 )";
 
-constexpr std::string_view kLocalOs = R"(# local-os: OI's computer use with a local model. Computer use is NOT AVAILABLE in this agent yet; the local model
-# settings apply.
+constexpr std::string_view kLocalOs = R"(# local-os: OI's computer use with a local model, on a virtual display inside the sandbox. Without tool calls the
+# model drives the screen from python (`computer`), as OI's OS mode does.
 os: true
 local: true
 offline: true
@@ -153,8 +153,8 @@ offline: true
 version: 0.2.5
 )";
 
-constexpr std::string_view kCodestralOs = R"(# codestral-os: OI's computer use with Codestral. Computer use is NOT AVAILABLE in this agent yet; the model
-# settings apply.
+constexpr std::string_view kCodestralOs = R"(# codestral-os: OI's computer use with Codestral, on a virtual display inside the sandbox (python's `computer`
+# without tool calls).
 os: true
 llm:
   model: ollama/codestral
@@ -202,8 +202,8 @@ offline: true
 version: 0.2.5
 )";
 
-constexpr std::string_view kLlama3Os = R"(# llama3-os: OI's computer use with Llama 3. Computer use is NOT AVAILABLE in this agent yet; the model settings
-# apply.
+constexpr std::string_view kLlama3Os = R"(# llama3-os: OI's computer use with Llama 3, on a virtual display inside the sandbox (python's `computer` without
+# tool calls).
 os: true
 llm:
   model: ollama/llama3

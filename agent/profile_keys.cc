@@ -48,7 +48,7 @@ constexpr ProfileKey kKeys[] = {
     {"plain_text_display", KeyUse::applied, ""},
     {"local", KeyUse::applied, ""},
     {"fast", KeyUse::applied, ""},
-    {"os", KeyUse::applied, ""},  // accepted; computer use is not available yet (a warning says so)
+    {"os", KeyUse::applied, ""},  // computer use on a virtual display inside the sandbox
     {"user_message_template", KeyUse::applied, ""},
     {"always_apply_user_message_template", KeyUse::applied, ""},
     {"code_output_template", KeyUse::applied, ""},
@@ -56,6 +56,7 @@ constexpr ProfileKey kKeys[] = {
     {"code_output_sender", KeyUse::applied, ""},
     {"version", KeyUse::applied, ""},
     {"computer.languages", KeyUse::applied, ""},
+    {"computer.display_size", KeyUse::applied, ""},
     // Ours: the sandbox.
     {"sandbox", KeyUse::applied, ""},
     {"policy", KeyUse::applied, ""},

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "agent/computer_tool.h"
 #include "agent/editor.h"
 #include "agent/feedback.h"
 #include "agent/llm/image.h"
@@ -128,7 +129,21 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
   BlockObserver observer(d, *parts_.input, tail, block_images_);
   if (!host_changes_shown_.empty()) warnings_may_be_hidden_ = true;  // this block's output may clear the screen
   d.console_begin();
-  auto result = parts_.executor->exec(language, code, observer);
+  std::string run_language = language, run_code = code;
+  if (language == kComputerLanguage) {  // an action: carried out by the python executor's `computer`
+    auto screen = computer_screen();
+    auto action = nlohmann::json::parse(code, nullptr, /*allow_exceptions=*/false);
+    std::string problem = !screen ? "the computer is not on in this session (--os)"
+                                  : computer_action_problem(action, *screen);
+    if (!problem.empty()) {
+      d.console_end({{"status", "error"}, {"exit_code", -1}});
+      d.notice(NoticeLevel::warning, escape_for_terminal(problem));
+      return "The computer action was not carried out: " + problem + ".";
+    }
+    run_language = "python";
+    run_code = computer_action_python(action, *screen);
+  }
+  auto result = parts_.executor->exec(run_language, run_code, observer);
   if (!result) {
     d.console_end({{"status", "error"}, {"exit_code", -1}});
     show_host_changes(observer.take_host_changes());

@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "agent/acp/acp_server.h"
+#include "agent/computer_tool.h"
 #include "agent/conversation.h"
 #include "agent/executor_client.h"
 #include "agent/gui/gui_session.h"
@@ -191,6 +192,10 @@ int run_session(const CliOptions& cli) {
   LlmSettings settings;
   if (*chosen) {
     settings = **chosen;
+    if (c.os) {  // the computer tool, on the virtual display the supervisor starts (sup.display below)
+      auto size = parse_screen_size(c.os_display);
+      if (size) settings.computer = model_screen(size->width, size->height);
+    }
     llm = make_client(settings);
   }
 
@@ -208,6 +213,7 @@ int run_session(const CliOptions& cli) {
 
   SupervisorOptions sup;
   sup.sandbox = c.sandbox;
+  if (c.os) sup.display = c.os_display;
   sup.policy = profile_policy.path().empty() ? c.policy : profile_policy.path();
   if (!profile_policy.path().empty()) sup.policy_label = "the policy in profile " + c.profile_path;
   // Every provider's key variables, the key in use and every saved key: none reaches the sandbox.

@@ -31,6 +31,7 @@ json AnthropicClient::request_body(const std::string& system, const std::vector<
     body["tools"] = json::array({{{"name", "execute"},
                                   {"description", kExecuteToolDescription},
                                   {"input_schema", execute_tool_schema(settings_.languages)}}});
+    if (settings_.computer) body["tools"].push_back(anthropic_computer_tool(*settings_.computer));
   }
   return body;
 }
@@ -106,6 +107,7 @@ Result<LlmResponse> AnthropicClient::complete(const std::string& system, const s
   call.url = join_endpoint(settings_.api_base, "/messages");
   call.headers = {"Content-Type: application/json", "Accept: text/event-stream", "anthropic-version: 2023-06-01"};
   if (!settings_.api_key.empty()) call.headers.push_back("x-api-key: " + settings_.api_key);
+  if (settings_.computer && settings_.supports_functions) call.headers.push_back(kAnthropicComputerBeta);
   call.body = dump_json(request_body(system, messages));
 
   LlmResponse response;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/computer_tool.h"
 #include "agent/message.h"
 #include "base/status.h"
 
@@ -47,6 +48,7 @@ struct LlmSettings {
   std::optional<int> max_tokens;
   bool supports_functions = true;
   std::vector<std::string> languages = {"python", "shell", "javascript"};  // the execute tool's enum
+  std::optional<ComputerScreen> computer;  // --os: the `computer` tool, on a screen of this size
   int max_retries = 4;         // for 429, 5xx and network errors before any byte arrived
   long retry_base_ms = 1000;   // doubles each retry; Retry-After wins when the server sends it
   long connect_timeout_ms = 10000;

@@ -2,6 +2,7 @@
 
 #include <deque>
 
+#include "agent/computer_tool.h"
 #include "agent/json_util.h"
 #include "agent/llm/image.h"
 
@@ -80,9 +81,12 @@ json to_openai_messages(const std::string& system, const std::vector<Message>& m
   };
   for (const Message& m : messages) {
     if (m.role == "assistant" && m.type == "code" && use_tools) {
+      const bool computer = m.format == kComputerLanguage;
       json call = {{"id", ""}, {"type", "function"},
-                   {"function", {{"name", "execute"},
-                                 {"arguments", dump_json(json{{"language", m.format}, {"code", m.content}})}}}};
+                   {"function", {{"name", computer ? "computer" : "execute"},
+                                 {"arguments", computer ? m.content
+                                                        : dump_json(json{{"language", m.format},
+                                                                         {"code", m.content}})}}}};
       // Parallel calls join the assistant message right before them (nothing answered it yet).
       if (out.back()["role"] != "assistant") {
         close_pending();
@@ -152,8 +156,14 @@ json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools,
     if (m.role == "assistant" && m.type == "code" && use_tools) {
       if (ids.has_pending() && (out.empty() || out.back()["role"] != "assistant")) close_pending();
       std::string id = ids.open(m);
-      add_block("assistant", {{"type", "tool_use"}, {"id", id}, {"name", "execute"},
-                              {"input", {{"language", m.format}, {"code", m.content}}}});
+      if (m.format == kComputerLanguage) {
+        json input = json::parse(m.content, nullptr, /*allow_exceptions=*/false);
+        if (!input.is_object()) input = json{{"action", "(unreadable)"}};
+        add_block("assistant", {{"type", "tool_use"}, {"id", id}, {"name", "computer"}, {"input", input}});
+      } else {
+        add_block("assistant", {{"type", "tool_use"}, {"id", id}, {"name", "execute"},
+                                {"input", {{"language", m.format}, {"code", m.content}}}});
+      }
       continue;
     }
     if (m.role == "computer" && m.type == "console" && use_tools) {
@@ -167,6 +177,21 @@ json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools,
     if (m.role == "assistant" && ids.has_pending()) close_pending();
     if ((m.role == "computer" || m.role == "user") && m.type == "image") {
       close_pending();
+      // A screenshot the computer tool answered with goes inside that call's result, where the API expects it.
+      if (vision && is_image_data(m) && !m.call_id.empty() && !out.empty() && out.back()["role"] == "user") {
+        json& last = out.back()["content"].back();
+        if (last.value("type", "") == "tool_result" && last.value("tool_use_id", "") == m.call_id) {
+          json& content = last["content"];
+          if (content.is_string()) {
+            std::string text = content.get<std::string>();
+            content = json::array();
+            if (text != "(no output)") content.push_back({{"type", "text"}, {"text", text}});
+          }
+          content.push_back({{"type", "image"},
+                             {"source", {{"type", "base64"}, {"media_type", image_media_type(m)}, {"data", m.content}}}});
+          continue;
+        }
+      }
       if (!vision || !is_image_data(m)) {
         add_block("user", {{"type", "text"}, {"text", image_as_text(m)}});
         continue;

@@ -22,6 +22,7 @@ json OpenAiClient::request_body(const std::string& system, const std::vector<Mes
                                   {"function", {{"name", "execute"},
                                                 {"description", kExecuteToolDescription},
                                                 {"parameters", execute_tool_schema(settings_.languages)}}}}});
+    if (settings_.computer) body["tools"].push_back(openai_computer_tool(*settings_.computer));
   }
   return body;
 }

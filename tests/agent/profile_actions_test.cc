@@ -155,13 +155,13 @@ TEST_F(ProfileActions, TheInterpreterResetsProfilesAndWritesDefaultYamlOnFirstRu
 
 TEST_F(ProfileActions, TheInterpreterShowsTheNotesOfAProfileAndRefusesATypo) {
   ASSERT_TRUE(make_dirs(dir(), 0755).is_ok());
-  ASSERT_TRUE(write_file_atomic(dir() + "/mine.yaml", "llm:\n  model: x\ndisable_telemetry: true\nos: true\n", 0644)
+  ASSERT_TRUE(write_file_atomic(dir() + "/mine.yaml", "llm:\n  model: x\ndisable_telemetry: true\n", 0644)
                   .is_ok());
   // (A key, so that the public service's model `x` is a configuration that can start; stdin is empty: no request.)
   RunResult r = run({"-p", "mine", "--plain", "--sandbox", "none"}, {{"OPENAI_API_KEY", "sk-never-used"}});
   EXPECT_EQ(0, r.exit_code) << r.out << r.err;
   EXPECT_NE(std::string::npos, r.out.find("`disable_telemetry`: this agent sends no telemetry")) << r.out;
-  EXPECT_NE(std::string::npos, r.out.find("computer use (OS mode) is not available")) << r.out;
+  EXPECT_EQ(std::string::npos, r.out.find("computer use")) << r.out;
   // A profile in the workspace is text sandboxed code may have written: quoted escaped.
   ASSERT_TRUE(write_file_atomic(workspace_.path() + "/evil.yaml", "llm:\n  modle\x1b]0;pwned\x07: x\n", 0644).is_ok());
   r = run({"-p", workspace_.path() + "/evil.yaml", "--plain", "--sandbox", "none"});
