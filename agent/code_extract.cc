@@ -244,7 +244,7 @@ std::string strip_code_fences(std::string* code) {
 }
 
 Extraction extract_answer(const LlmResponse& response, const std::vector<std::string>& languages,
-                          const std::optional<ComputerScreen>& computer) {
+                          const std::optional<ComputerScreen>& computer, const Harness* harness) {
   Extraction out;
   // Tool calls first: the text before them is the message.
   if (!response.tool_calls.empty()) {
@@ -253,6 +253,18 @@ Extraction extract_answer(const LlmResponse& response, const std::vector<std::st
       AnswerPart part{Message::code("", "", call.id), ""};
       std::string name = call.name;
       if (name.rfind("functions.", 0) == 0) name = name.substr(10);
+      if (const HarnessTool* tool = harness ? harness->find(name) : nullptr) {
+        part.message.format = tool->name;
+        auto arguments = lenient_json_parse(call.arguments.empty() ? "{}" : call.arguments);
+        part.message.content = arguments ? dump_json(*arguments) : call.arguments;
+        if (!arguments) {
+          part.problem = "The call of tool `" + name + "` could not be read (expected JSON arguments); nothing was run.";
+        } else if (std::string problem = harness_arguments_problem(*tool, *arguments); !problem.empty()) {
+          part.problem = "The call of tool `" + name + "` was not carried out: " + problem + ".";
+        }
+        out.parts.push_back(std::move(part));
+        continue;
+      }
       if (name == "computer") {
         part.message.format = kComputerLanguage;
         auto action = lenient_json_parse(call.arguments);
@@ -265,6 +277,16 @@ Extraction extract_answer(const LlmResponse& response, const std::vector<std::st
         } else if (std::string problem = computer_action_problem(*action, *computer); !problem.empty()) {
           part.problem = "The computer action was not carried out: " + problem + ".";
         }
+        out.parts.push_back(std::move(part));
+        continue;
+      }
+      if (harness && !harness->execute_tool) {  // this harness's tools only: no repair makes another one run
+        std::string names;
+        for (const auto& t : harness->tools) names += (names.empty() ? "`" : ", `") + t.name + "`";
+        part.message.format = "python";
+        part.message.content = call.arguments;
+        part.problem = "There is no tool `" + call.name + "` in this session; the tools are " + names +
+                       ". Nothing was run.";
         out.parts.push_back(std::move(part));
         continue;
       }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/computer_tool.h"
+#include "agent/harness.h"
 
 #include "agent/llm/client.h"
 #include "agent/message.h"
@@ -30,8 +31,10 @@ struct Extraction {
 
 // `languages`: what the sandbox can run (canonical names). `computer`: the screen of the `computer` tool when it is
 // on (--os); a call of it becomes a code block of language "computer" holding the action (agent/computer_tool.h).
+// `harness`: a call of one of its tools becomes a code block of the tool's name holding the arguments (JSON).
 Extraction extract_answer(const LlmResponse& response, const std::vector<std::string>& languages,
-                          const std::optional<ComputerScreen>& computer = std::nullopt);
+                          const std::optional<ComputerScreen>& computer = std::nullopt,
+                          const Harness* harness = nullptr);
 
 // python for py/python3/"", shell for sh/bash/zsh/shell/console, javascript for js/node/javascript, r for R;
 // others lower-cased.

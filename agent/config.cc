@@ -98,6 +98,11 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
   }
   if (cli.gui_port && !c.gui) return Status::error("--gui_port needs --gui");
   c.os = p.os;
+  c.harness = p.harness;
+  if (c.harness && !c.supports_functions) {
+    return Status::error("harness " + c.harness->name + ": its tools need a model that calls tools "
+                         "(llm.supports_functions is off)");
+  }
   if (p.display_size) c.os_display = *p.display_size;
   if (c.os && c.sandbox != "openshell") {
     return Status::error("--os: computer use runs on a virtual display inside the sandbox; with --sandbox " +

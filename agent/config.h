@@ -8,6 +8,7 @@
 
 #include "agent/llm/provider.h"
 #include "agent/profile.h"
+#include "agent/harness.h"
 #include "base/status.h"
 
 namespace oishell::agent {
@@ -99,6 +100,7 @@ struct AgentConfig {
   int gui_port = 0;                     // 0: a free port
   bool os = false;                      // --os (profile `os: true`): computer use on a virtual display inside
   std::string os_display = "1024x768";  // its size (profile `computer.display_size`)
+  std::optional<Harness> harness;       // the profile's `harness:` (claude-code, swe-agent, codex, or its own)
   std::string user_message_template;    // "{content}" is replaced by the user's message
   bool always_apply_user_message_template = false;
   std::string code_output_template;     // "{content}" is replaced by the output fed to the model

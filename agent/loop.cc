@@ -21,8 +21,9 @@ namespace {
 // Shows the answer as it streams: prose and fenced code through the splitter, tool-call code as it is decoded.
 class LoopSink final : public StreamSink {
  public:
-  LoopSink(Display& display, unsigned interrupts_at_start)
+  LoopSink(Display& display, unsigned interrupts_at_start, const Harness* harness)
       : display_(display),
+        harness_(harness),
         start_(interrupts_at_start),
         splitter_({[this](std::string_view t) { display_.message_delta(t); },
                    [this](const std::string& lang) { display_.code_begin(canonical_language(lang)); },
@@ -41,7 +42,8 @@ class LoopSink final : public StreamSink {
       tool_index_ = index;
       shown_ = 0;
     }
-    if (call.name == "computer") return;  // an action, shown in words once it is complete (Agent::show_action)
+    // An action or a harness tool's call: shown in words once it is complete (one_model_turn).
+    if (call.name == "computer" || (harness_ && harness_->find(call.name))) return;
     auto code = partial_json_string(call.arguments, "code");
     if (!code) {
       std::string args = call.arguments;
@@ -89,6 +91,7 @@ class LoopSink final : public StreamSink {
   }
 
   Display& display_;
+  const Harness* harness_;
   unsigned start_;
   StreamSplitter splitter_;
   bool started_ = false;
@@ -139,12 +142,21 @@ std::string Agent::system_prompt() {
   in.policy_summary = parts_.executor->policy_summary();
   in.system_message = parts_.config.system_message;
   in.custom_instructions = parts_.config.custom_instructions;
+  if (const Harness* harness = this->harness()) {  // its prompt, unless the user wrote their own system message
+    in.execute_tool = harness->execute_tool;
+    if (in.system_message.empty() && !harness->prompt.empty()) in.system_message = harness->prompt;
+  }
   std::string prompt = build_system_prompt(in);
   if (parts_.config.os) {
     auto screen = parse_screen_size(parts_.config.os_display).value_or(ComputerScreen{});
     prompt += "\n" + computer_prompt_section(computer_screen().value_or(screen), computer_screen().has_value());
   }
   return prompt;
+}
+
+const Harness* Agent::harness() const {
+  if (!parts_.llm || !parts_.llm->settings().supports_functions) return nullptr;
+  return parts_.llm->settings().harness.get();
 }
 
 std::optional<ComputerScreen> Agent::computer_screen() const {
@@ -253,7 +265,7 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
       return TurnEnd::budget;
     }
   }
-  LoopSink sink(d, interrupts_at_start);
+  LoopSink sink(d, interrupts_at_start, harness());
   d.waiting(true);
   auto response = parts_.llm->complete(system, apply_message_templates(parts_.config, std::move(trimmed.messages)),
                                        sink);
@@ -267,7 +279,7 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
   for (const auto& call : response->tool_calls) answer_bytes += call.arguments.size() + call.name.size();
   cost_.add(response->usage,
             TokenUsage{static_cast<long>(trimmed.tokens), static_cast<long>((answer_bytes + 3) / 4)});
-  Extraction ex = extract_answer(*response, languages(), computer_screen());
+  Extraction ex = extract_answer(*response, languages(), computer_screen(), harness());
   if (parts_.config.verbose) {
     for (const auto& r : ex.repairs) d.notice(NoticeLevel::info, "repaired: " + r);
   }
@@ -298,6 +310,12 @@ TurnEnd Agent::one_model_turn(bool* ran_code, unsigned interrupts_at_start) {
       d.code_begin(kComputerLanguage);
       auto action = nlohmann::json::parse(part.message.content, nullptr, /*allow_exceptions=*/false);
       d.code_delta(describe_computer_action(action));  // escaped by the display, as all model text
+      d.code_end();
+    } else if (const HarnessTool* tool = harness() ? harness()->find(part.message.format) : nullptr) {
+      auto arguments = nlohmann::json::parse(part.message.content, nullptr, /*allow_exceptions=*/false);
+      const bool shell = tool->run == HarnessTool::Run::shell || tool->run == HarnessTool::Run::argv;
+      d.code_begin(shell ? "shell" : tool->name);
+      d.code_delta(describe_harness_call(*tool, arguments));
       d.code_end();
     }
     if (stop) {

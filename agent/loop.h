@@ -68,6 +68,8 @@ class Agent {
   std::vector<Message> take_block_images() { return std::exchange(block_images_, {}); }
   // The `computer` tool's screen when --os is on and the model calls tools; nullopt otherwise.
   std::optional<ComputerScreen> computer_screen() const;
+  // The harness profile's tools, when the profile has one and the model calls tools; null otherwise.
+  const Harness* harness() const;
   // The sandbox's denials of this session, in order (for %policy learn); forget them once acted on.
   const std::vector<nlohmann::json>& session_denials() const { return session_denials_; }
   void forget_session_denials() { session_denials_.clear(); }

@@ -1,6 +1,7 @@
 #include "agent/profile.h"
 
 #include "agent/computer_tool.h"
+#include "agent/harness_yaml.h"
 
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
@@ -181,6 +182,10 @@ void apply(const Entry& e, Format format, Reader& r, Profile* p, std::optional<s
   else if (key == "os") {
     std::optional<bool> os;
     if (r.scalar(v, key, &os) && *os) p->os = true;
+  } else if (key == "harness") {
+    auto harness = parse_harness(v);
+    if (harness) p->harness = std::move(*harness);
+    else r.fail(v, harness.status().message());
   } else if (key == "computer.display_size") {
     std::optional<std::string> size;
     if (r.scalar(v, key, &size) && size) {

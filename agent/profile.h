@@ -17,6 +17,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "agent/llm/provider.h"
+#include "agent/harness.h"
 #include "base/status.h"
 
 namespace oishell::agent {
@@ -40,6 +41,7 @@ struct Profile {
   std::optional<std::vector<std::string>> languages;  // computer.languages
   bool os = false;                                     // computer use (`os: true`; --os loads the `os` profile)
   std::optional<std::string> display_size;             // computer.display_size: the virtual display, "WxH"
+  std::optional<Harness> harness;                      // `harness:` (agent/harness_yaml.h)
   // ours
   std::optional<std::string> sandbox;  // "openshell" | "none"
   std::optional<std::string> policy;   // resolved: an absolute file path or a profile name

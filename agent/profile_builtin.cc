@@ -224,6 +224,27 @@ llm:
 version: 0.2.5
 )";
 
+// Harness profiles (agent/harness.h): other agents' prompting and tools on this sandbox. Ours, not OI's.
+constexpr std::string_view kClaudeCode = R"(# claude-code: Claude Code's prompting and tools (Bash, Read, Write, Edit, MultiEdit, Glob, Grep, LS, TodoWrite),
+# carried out in the sandbox: Bash in the persistent shell, the file tools by the python executor.
+harness: claude-code
+llm:
+  model: claude-sonnet-4-5
+version: 0.2.5
+)";
+
+constexpr std::string_view kSweAgent = R"(# swe-agent: SWE-agent's prompting and tools (bash, str_replace_editor, submit), carried out in the sandbox.
+harness: swe-agent
+version: 0.2.5
+)";
+
+constexpr std::string_view kCodex = R"(# codex: Codex's prompting and tools (shell with an argv, apply_patch, update_plan), carried out in the sandbox.
+harness: codex
+llm:
+  model: gpt-5-codex
+version: 0.2.5
+)";
+
 constexpr std::pair<std::string_view, std::string_view> kProfiles[] = {
     {"default", kDefault},
     {"fast", kFast},
@@ -240,6 +261,9 @@ constexpr std::pair<std::string_view, std::string_view> kProfiles[] = {
     {"llama3-vision", kLlama3Vision},
     {"llama3-os", kLlama3Os},
     {"groq", kGroq},
+    {"claude-code", kClaudeCode},
+    {"swe-agent", kSweAgent},
+    {"codex", kCodex},
 };
 
 constexpr auto kNames = [] {

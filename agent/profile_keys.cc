@@ -57,6 +57,7 @@ constexpr ProfileKey kKeys[] = {
     {"version", KeyUse::applied, ""},
     {"computer.languages", KeyUse::applied, ""},
     {"computer.display_size", KeyUse::applied, ""},
+    {"harness", KeyUse::applied, ""},  // ours: another agent's prompting and tools (agent/harness.h)
     // Ours: the sandbox.
     {"sandbox", KeyUse::applied, ""},
     {"policy", KeyUse::applied, ""},

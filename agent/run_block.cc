@@ -142,6 +142,17 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
     }
     run_language = "python";
     run_code = computer_action_python(action, *screen);
+  } else if (const HarnessTool* tool = harness() ? harness()->find(language) : nullptr) {
+    auto arguments = nlohmann::json::parse(code, nullptr, /*allow_exceptions=*/false);
+    std::string problem = harness_arguments_problem(*tool, arguments);
+    if (!problem.empty()) {
+      d.console_end({{"status", "error"}, {"exit_code", -1}});
+      d.notice(NoticeLevel::warning, escape_for_terminal(problem));
+      return "The call of tool `" + tool->name + "` was not carried out: " + problem + ".";
+    }
+    HarnessBlock block = harness_block(*harness(), *tool, arguments);
+    run_language = block.language;
+    run_code = block.code;
   }
   auto result = parts_.executor->exec(run_language, run_code, observer);
   if (!result) {

@@ -192,6 +192,7 @@ int run_session(const CliOptions& cli) {
   LlmSettings settings;
   if (*chosen) {
     settings = **chosen;
+    if (c.harness) settings.harness = std::make_shared<const Harness>(*c.harness);
     if (c.os) {  // the computer tool, on the virtual display the supervisor starts (sup.display below)
       auto size = parse_screen_size(c.os_display);
       if (size) settings.computer = model_screen(size->width, size->height);

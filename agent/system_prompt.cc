@@ -76,7 +76,9 @@ HostFacts HostFacts::collect() {
 std::string build_system_prompt(const PromptInputs& in) {
   std::string p = in.system_message.empty() ? kInstructions : in.system_message;
   p += "\n\n";
-  if (in.tools) {
+  if (in.tools && !in.execute_tool) {
+    p += "Work with the tools you are given.";
+  } else if (in.tools) {
     p += "To run code, call the `execute` function with `language` and `code`.";
   } else {
     p += "To run code, write it in a markdown code block tagged with its language, e.g. ```python ... ``` or "

@@ -23,6 +23,7 @@ struct PromptInputs {
   std::string sandbox_description;  // one line
   std::string policy_summary;       // may be empty
   std::string system_message;       // replaces the default instructions when not empty
+  bool execute_tool = true;         // the model has execute(language, code) (a harness may give other tools only)
   std::string custom_instructions;
 };
 

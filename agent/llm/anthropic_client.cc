@@ -25,12 +25,22 @@ json AnthropicClient::request_body(const std::string& system, const std::vector<
                {"max_tokens", settings_.max_tokens.value_or(kDefaultMaxTokens)},
                {"system", system},
                {"messages",
-                to_anthropic_messages(messages, settings_.supports_functions, settings_.supports_vision)}};
+                to_anthropic_messages(messages, settings_.supports_functions, settings_.supports_vision,
+                                      settings_.harness.get())}};
   if (settings_.temperature) body["temperature"] = *settings_.temperature;
   if (settings_.supports_functions) {
-    body["tools"] = json::array({{{"name", "execute"},
-                                  {"description", kExecuteToolDescription},
-                                  {"input_schema", execute_tool_schema(settings_.languages)}}});
+    body["tools"] = json::array();
+    if (!settings_.harness || settings_.harness->execute_tool) {
+      body["tools"].push_back({{"name", "execute"},
+                               {"description", kExecuteToolDescription},
+                               {"input_schema", execute_tool_schema(settings_.languages)}});
+    }
+    if (settings_.harness) {
+      for (const auto& tool : settings_.harness->tools) {
+        body["tools"].push_back(
+            {{"name", tool.name}, {"description", tool.description}, {"input_schema", tool.parameters}});
+      }
+    }
     if (settings_.computer) body["tools"].push_back(anthropic_computer_tool(*settings_.computer));
   }
   return body;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent/computer_tool.h"
+#include "agent/harness.h"
 #include "agent/message.h"
 #include "base/status.h"
 
@@ -49,6 +50,7 @@ struct LlmSettings {
   bool supports_functions = true;
   std::vector<std::string> languages = {"python", "shell", "javascript"};  // the execute tool's enum
   std::optional<ComputerScreen> computer;  // --os: the `computer` tool, on a screen of this size
+  std::shared_ptr<const Harness> harness;  // a harness profile's tools (instead of, or beside, execute)
   int max_retries = 4;         // for 429, 5xx and network errors before any byte arrived
   long retry_base_ms = 1000;   // doubles each retry; Retry-After wins when the server sends it
   long connect_timeout_ms = 10000;

@@ -70,7 +70,7 @@ std::string output_as_user_text(const std::string& output) {
 }
 
 json to_openai_messages(const std::string& system, const std::vector<Message>& messages, bool use_tools,
-                        bool vision) {
+                        bool vision, const Harness* harness) {
   json out = json::array();
   out.push_back({{"role", "system"}, {"content", system}});
   CallIds ids;
@@ -81,10 +81,10 @@ json to_openai_messages(const std::string& system, const std::vector<Message>& m
   };
   for (const Message& m : messages) {
     if (m.role == "assistant" && m.type == "code" && use_tools) {
-      const bool computer = m.format == kComputerLanguage;
+      const bool tool = m.format == kComputerLanguage || (harness && harness->find(m.format));
       json call = {{"id", ""}, {"type", "function"},
-                   {"function", {{"name", computer ? "computer" : "execute"},
-                                 {"arguments", computer ? m.content
+                   {"function", {{"name", tool ? m.format : "execute"},
+                                 {"arguments", tool ? m.content
                                                         : dump_json(json{{"language", m.format},
                                                                          {"code", m.content}})}}}};
       // Parallel calls join the assistant message right before them (nothing answered it yet).
@@ -140,7 +140,8 @@ json to_openai_messages(const std::string& system, const std::vector<Message>& m
   return out;
 }
 
-json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools, bool vision) {
+json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools, bool vision,
+                           const Harness* harness) {
   json out = json::array();
   auto add_block = [&out](const char* role, json block) {
     if (out.empty() || out.back()["role"] != role) out.push_back({{"role", role}, {"content", json::array()}});
@@ -156,10 +157,10 @@ json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools,
     if (m.role == "assistant" && m.type == "code" && use_tools) {
       if (ids.has_pending() && (out.empty() || out.back()["role"] != "assistant")) close_pending();
       std::string id = ids.open(m);
-      if (m.format == kComputerLanguage) {
+      if (m.format == kComputerLanguage || (harness && harness->find(m.format))) {
         json input = json::parse(m.content, nullptr, /*allow_exceptions=*/false);
-        if (!input.is_object()) input = json{{"action", "(unreadable)"}};
-        add_block("assistant", {{"type", "tool_use"}, {"id", id}, {"name", "computer"}, {"input", input}});
+        if (!input.is_object()) input = json::object();  // the API wants an object; the result says what was wrong
+        add_block("assistant", {{"type", "tool_use"}, {"id", id}, {"name", m.format}, {"input", input}});
       } else {
         add_block("assistant", {{"type", "tool_use"}, {"id", id}, {"name", "execute"},
                                 {"input", {{"language", m.format}, {"code", m.content}}}});

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/harness.h"
 #include "agent/message.h"
 
 namespace oishell::agent {
@@ -20,10 +21,12 @@ extern const char* const kExecuteToolDescription;
 // {"type": "image", "source": {"type": "base64", "media_type", "data"}} block; to other models as a description.
 
 // "messages" of a chat-completions request, system prompt first.
+// `harness`: a code block whose language is one of its tools is a call of that tool (content: the arguments).
 nlohmann::json to_openai_messages(const std::string& system, const std::vector<Message>& messages, bool use_tools,
-                                  bool vision = false);
+                                  bool vision = false, const Harness* harness = nullptr);
 // "messages" of an Anthropic Messages request (the system prompt goes in its own field).
-nlohmann::json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools, bool vision = false);
+nlohmann::json to_anthropic_messages(const std::vector<Message>& messages, bool use_tools, bool vision = false,
+                                     const Harness* harness = nullptr);
 
 // How code output is put to a model that has no tools.
 std::string output_as_user_text(const std::string& output);

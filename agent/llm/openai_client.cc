@@ -13,15 +13,27 @@ json OpenAiClient::request_body(const std::string& system, const std::vector<Mes
   json body = {{"model", settings_.model},
                {"stream", true},
                {"messages",
-                to_openai_messages(system, messages, settings_.supports_functions, settings_.supports_vision)}};
+                to_openai_messages(system, messages, settings_.supports_functions, settings_.supports_vision,
+                                   settings_.harness.get())}};
   if (settings_.temperature) body["temperature"] = *settings_.temperature;
   if (settings_.max_tokens) body["max_tokens"] = *settings_.max_tokens;
   if (settings_.stream_usage) body["stream_options"] = {{"include_usage", true}};
   if (settings_.supports_functions) {
-    body["tools"] = json::array({{{"type", "function"},
-                                  {"function", {{"name", "execute"},
-                                                {"description", kExecuteToolDescription},
-                                                {"parameters", execute_tool_schema(settings_.languages)}}}}});
+    body["tools"] = json::array();
+    if (!settings_.harness || settings_.harness->execute_tool) {
+      body["tools"].push_back({{"type", "function"},
+                               {"function", {{"name", "execute"},
+                                             {"description", kExecuteToolDescription},
+                                             {"parameters", execute_tool_schema(settings_.languages)}}}});
+    }
+    if (settings_.harness) {
+      for (const auto& tool : settings_.harness->tools) {
+        body["tools"].push_back({{"type", "function"},
+                                 {"function", {{"name", tool.name},
+                                               {"description", tool.description},
+                                               {"parameters", tool.parameters}}}});
+      }
+    }
     if (settings_.computer) body["tools"].push_back(openai_computer_tool(*settings_.computer));
   }
   return body;

@@ -155,6 +155,8 @@ TEST(ProfileKeys, DottedStyleAppliesTheSameWay) {
   EXPECT_TRUE(p->warnings.empty()) << p->warnings[0];
   EXPECT_TRUE(p->os);
   EXPECT_EQ("1280x800", p->display_size.value_or(""));
+  ASSERT_TRUE(p->harness.has_value());
+  EXPECT_EQ("swe-agent", p->harness->name);
   CliOptions cli;
   cli.model = "from-a-flag";
   // Computer use with `sandbox: none` would drive the host's own desktop: refused, saying why.
@@ -247,7 +249,7 @@ TEST(BuiltinProfiles, EveryOneOfOpenInterpretersNamesLoadsThroughTheParser) {
   for (auto n : builtin_profile_names()) names.insert(std::string(n));
   EXPECT_EQ((std::set<std::string>{"default", "fast", "vision", "os", "local", "local-vision", "local-os", "codestral",
                                    "codestral-vision", "codestral-os", "assistant", "llama3", "llama3-vision",
-                                   "llama3-os", "groq"}),
+                                   "llama3-os", "groq", "claude-code", "swe-agent", "codex"}),
             names);
   test::TempDir home;
   EnvLookup env = [&](const std::string& k) -> std::optional<std::string> {
@@ -275,6 +277,9 @@ TEST(BuiltinProfiles, EveryOneOfOpenInterpretersNamesLoadsThroughTheParser) {
   EXPECT_EQ("ollama/codestral", *load_named_profile("codestral.py", env)->model);  // OI's file name works too
   EXPECT_EQ("groq/llama-3.1-70b-versatile", *load_named_profile("groq", env)->model);
   EXPECT_FALSE(load_named_profile("default", env)->model.has_value());  // no model chosen for the user
+  for (const char* harness : {"claude-code", "swe-agent", "codex"}) {  // ours: the harness profiles
+    EXPECT_EQ(harness, load_named_profile(harness, env)->harness.value_or(Harness{}).name);
+  }
   auto missing = load_named_profile("no-such-profile", env);
   ASSERT_FALSE(missing);
   EXPECT_NE(std::string::npos, missing.status().message().find("built-in profiles: default, fast"));

@@ -66,22 +66,34 @@ def send_image(png):
     send("I %s png %s\n" % (_state["seq"], base64.b64encode(png).decode("ascii")))
 
 
+def _load_driver_module(name):
+    """A module shipped beside this driver (oishell_computer, oishell_harness), loaded once, on first use."""
+    if name not in sys.modules:
+        import importlib.util
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def run_tool(function, arguments):
+    """A harness profile's file tool (agent/harness.h): `__oishell_tool__("claude_code.edit", {...})`."""
+    _load_driver_module("oishell_harness").call(function, arguments)
+
+
 builtins.__oishell_line__ = on_line
 builtins.__oishell_display__ = display
 builtins.__oishell_image__ = send_image
+builtins.__oishell_tool__ = run_tool
 
 
 def _load_computer(namespace):
     """Under `interpreter --os` (a virtual display in the sandbox): Open Interpreter's `computer`, already imported."""
     if not os.environ.get("OISHELL_COMPUTER") or not os.environ.get("DISPLAY"):
         return
-    import importlib.util
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "oishell_computer.py")
-    spec = importlib.util.spec_from_file_location("oishell_computer", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["oishell_computer"] = module
-    spec.loader.exec_module(module)
-    namespace["computer"] = module.computer
+    namespace["computer"] = _load_driver_module("oishell_computer").computer
 
 
 def _hook_stmt(lineno, col):
