@@ -65,7 +65,7 @@ struct SuperviseArgs {
   PolicyOverrides overrides;
   bool confined = true;
   std::vector<std::string> prestart;
-  std::optional<executors::DisplaySize> display;
+  std::string display;  // --display WxH, checked after --help
 };
 
 std::string parse(int argc, char** argv, SuperviseArgs* out, bool* help) {
@@ -88,15 +88,13 @@ std::string parse(int argc, char** argv, SuperviseArgs* out, bool* help) {
     } else if (flag == "--prestart") {
       out->prestart.push_back(value);
     } else if (flag == "--display") {
-      auto size = executors::parse_display_size(value);
-      if (!size) return "--display: " + size.status().message();
-      out->display = *size;
+      out->display = value;
     } else {
       return "unknown option " + flag;  // in supervise_options() but not handled here
     }
   }
   if (!out->source.file.empty() && !out->source.profile.empty()) return "--policy and --profile exclude each other";
-  if (out->display && !out->confined) return "--display needs the sandbox: with --sandbox none it would be the host's";
+  if (!out->display.empty() && !out->confined) return "--display needs the sandbox: with --sandbox none it would be the host's";
   return "";
 }
 
@@ -134,6 +132,15 @@ int run_supervise(int argc, char** argv) {
   if (help) {
     std::fputs(kUsage, stdout);
     return kExitOk;
+  }
+  std::optional<executors::DisplaySize> display_size;
+  if (!args.display.empty()) {
+    auto size = executors::parse_display_size(args.display);
+    if (!size) {
+      std::fprintf(stderr, "oishell supervise: --display: %s\n\n%s", size.status().message().c_str(), kUsage);
+      return kExitUsage;
+    }
+    display_size = *size;
   }
   ::signal(SIGPIPE, SIG_IGN);  // a client that goes away is an EPIPE, noticed by the event writer
 
@@ -184,8 +191,8 @@ int run_supervise(int argc, char** argv) {
 
   // Fails closed: a session asked for a display gets one or does not start.
   std::unique_ptr<executors::VirtualDisplay> display;
-  if (args.display) {
-    auto started = executors::VirtualDisplay::start(*sandbox, spec, *args.display);
+  if (!args.display.empty()) {
+    auto started = executors::VirtualDisplay::start(*sandbox, spec, *display_size);
     if (!started) {
       std::fprintf(stderr, "oishell: %s\n", started.status().message().c_str());
       sandbox->shutdown();
