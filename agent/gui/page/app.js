@@ -278,8 +278,15 @@ const handlers = {
   output_cut: (ev) => appendOutput(block(ev.block), '\n[output past ' + ev.shown_bytes + ' bytes is not shown here; the terminal has it all]\n'),
   image: (ev) => {
     if (!/^(png|jpeg|jpg|gif|webp)$/.test(ev.format)) return;
-    const img = block(ev.block).root.appendChild(el('img'));
+    const b = block(ev.block);
+    const img = b.root.appendChild(el('img'));
     img.src = 'data:image/' + ev.format + ';base64,' + ev.base64;
+    // A computer action's screenshot (--os) is also the live screen beside the conversation, with the action.
+    if (b.language === 'computer') {
+      $('screen').src = img.src;
+      $('screen-action').textContent = 'after ' + b.code;
+      $('screen-section').hidden = false;
+    }
   },
   console_end: (ev) => {
     const b = block(ev.block);

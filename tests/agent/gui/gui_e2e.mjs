@@ -243,6 +243,41 @@ await withAgent("image", [
   await page.waitForSelector(".msg.assistant:has-text('A red square.')");
 });
 
+// Computer use (--os): each action is a block in words with its screenshot, and the latest screenshot is the live
+// screen beside the conversation, captioned with the action it followed.
+const computer = (action) => ({ name: "computer", arguments: JSON.stringify(action) });
+const tkApp = "import tkinter as tk\nr = tk.Tk()\nr.geometry('1024x768+0+0')\nr.configure(bg='#2b6cb0')\n" +
+  "tk.Label(r, text='An application on the sandbox\\'s own display', font=('DejaVu Sans', 28), bg='#2b6cb0', " +
+  "fg='white').place(x=80, y=300)\nr.after(200, lambda: open('app-up', 'w').close())\nr.mainloop()\n";
+await withAgent("computer", [
+  { tool_calls: [block("import subprocess, time, os\n" +
+      `subprocess.Popen(['python3', '-c', ${JSON.stringify(tkApp)}])\n` +
+      "for _ in range(200):\n    if os.path.exists('app-up'): break\n    time.sleep(0.05)\nprint('up')\n")] },
+  { tool_calls: [computer({ action: "screenshot" })] },
+  { tool_calls: [computer({ action: "mouse_move", coordinate: [10, 20] })] },
+  { text: "I moved the mouse. The task is done." },
+], { args: ["--os"] }, async ({ page }) => {
+  assert.equal(await page.isHidden("#screen-section"), true);
+  await page.fill("#input", "look");
+  await page.press("#input", "Enter");
+  await page.waitForSelector(".msg.assistant:has-text('I moved the mouse.')", { timeout: 60000 });
+  assert.equal(await page.isVisible("#screen-section"), true);
+  assert.equal(await page.textContent("#screen-action"), "after mouse_move (10, 20)");
+  await page.waitForFunction(() => document.querySelector("#screen").naturalWidth === 1024);
+  assert.equal(await page.evaluate(() => document.querySelector("#screen").naturalHeight), 768);
+  assert.equal(await page.locator(".block .lang", { hasText: "computer" }).count(), 2);
+  assert.equal(await page.evaluate(() => {  // the live screen shows the application (its blue), not a blank root
+    const img = document.querySelector("#screen");
+    const c = document.createElement("canvas");
+    c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const g = c.getContext("2d");
+    g.drawImage(img, 0, 0);
+    return Array.from(g.getImageData(20, 20, 1, 1).data.slice(0, 3)).join(",");
+  }), "43,108,176");
+  assert.equal(await page.locator(".block img").count(), 2);
+  await shot(page, "gui-computer.png");
+});
+
 // Resume a saved conversation from the page's list; the model then sees its messages.
 await withAgent("resume", [{ text: "Welcome back." }], {
   prepare: ({ home }) => {
