@@ -432,9 +432,31 @@ class _Files:
 
 
 class _Vision:
-    def query(self, *args, **kwargs):
-        raise RuntimeError("computer.vision is not available inside the sandbox (the model's key never enters it): "
-                           "take a screenshot; the model sees it")
+    """Open Interpreter's computer.vision, through the agent's own model: the model's key never enters the sandbox,
+    so the image is shown to the model (which sees it with this block's output) instead of being sent from here."""
+
+    def query(self, query="Describe this image.", base64=None, path=None, lmc=None, pil_image=None):
+        import base64 as b64
+        if lmc is not None:
+            base64 = lmc.get("content")
+        if path is not None:
+            with open(path, "rb") as f:
+                png = f.read()
+        elif base64 is not None:
+            png = b64.b64decode(base64)
+        elif pil_image is not None:
+            import io
+            buf = io.BytesIO()
+            pil_image.save(buf, format="PNG")
+            png = buf.getvalue()
+        else:
+            png = _Display().screenshot(show=False).png
+        _show(Screenshot(png, 0, 0))
+        print("computer.vision: the image is shown to you with this output; answer this about it yourself: %s"
+              % query)
+
+    def ocr(self, *args, **kwargs):
+        return self.query("Read the text in this image.", *args, **kwargs)
 
 
 class Computer:
