@@ -85,13 +85,16 @@ std::string sandbox_blocked_advice(const HostSignals& host, const std::string& f
     }
     if (host.container == ContainerKind::kubernetes) {
       return "the user namespace layer is unavailable: the pod's seccomp profile (RuntimeDefault) refuses creating "
-             "namespaces. Enable it with `securityContext.seccompProfile.type: Unconfined`, best in a pod with its "
-             "own user namespace (`hostUsers: false`)";
+             "namespaces. Enable it with oishell's profile, the runtime's default plus the calls oishell needs "
+             "(/usr/share/oishell/seccomp/oishell.json, installed on the node): `securityContext.seccompProfile: "
+             "{type: Localhost, localhostProfile: oishell.json}`, in a pod with its own user namespace "
+             "(`hostUsers: false`); deploy/kubernetes/ has the whole pod";
     }
     return "the user namespace layer is unavailable: " + runtime + "'s default seccomp profile refuses creating "
-           "namespaces (unshare, clone). Enable it with `--security-opt seccomp=unconfined` (or a seccomp profile "
-           "that allows unshare and clone with namespace flags), and `--security-opt apparmor=unconfined` where "
-           "AppArmor confines the container";
+           "namespaces (unshare, clone). Enable it with oishell's profile, the runtime's default plus the calls "
+           "oishell needs: `--security-opt seccomp=/usr/share/oishell/seccomp/oishell.json` (rather than "
+           "`seccomp=unconfined`, which drops the container's filter), and `--security-opt apparmor=unconfined` "
+           "where AppArmor confines the container";
   }
   if (host.seccomp_mode == 2) {
     return "the user namespace layer is unavailable: this process already runs under a seccomp filter that refuses "

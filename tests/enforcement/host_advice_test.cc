@@ -36,14 +36,16 @@ TEST(HostAdvice, ContainersNameTheirSetting) {
   host.seccomp_mode = 2;
   EXPECT_EQ(sandbox_blocked_advice(host, kCloneFailed),
             "the user namespace layer is unavailable: Docker's default seccomp profile refuses creating namespaces "
-            "(unshare, clone). Enable it with `--security-opt seccomp=unconfined` (or a seccomp profile that allows "
-            "unshare and clone with namespace flags), and `--security-opt apparmor=unconfined` where AppArmor "
-            "confines the container");
+            "(unshare, clone). Enable it with oishell's profile, the runtime's default plus the calls oishell needs: "
+            "`--security-opt seccomp=/usr/share/oishell/seccomp/oishell.json` (rather than `seccomp=unconfined`, "
+            "which drops the container's filter), and `--security-opt apparmor=unconfined` where AppArmor confines "
+            "the container");
   EXPECT_EQ(sandbox_blocked_advice(host, "mount namespace: fsmount(proc): EPERM (Operation not permitted)"),
             "the mount layer is unavailable: Docker masks parts of /proc, so the sandbox cannot mount a /proc of its "
             "own. Enable it with `--security-opt systempaths=unconfined`");
   host.container = ContainerKind::kubernetes;
-  EXPECT_NE(sandbox_blocked_advice(host, kCloneFailed).find("`securityContext.seccompProfile.type: Unconfined`"),
+  EXPECT_NE(sandbox_blocked_advice(host, kCloneFailed).find("`securityContext.seccompProfile: {type: Localhost, "
+                                                          "localhostProfile: oishell.json}`"),
             std::string::npos);
   EXPECT_NE(sandbox_blocked_advice(host, "mount namespace: fsmount(proc): EPERM").find("procMount: Unmasked"),
             std::string::npos);
