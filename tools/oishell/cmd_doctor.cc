@@ -18,6 +18,7 @@
 #include "runtime/outside/limits.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/doctor_assess.h"
+#include "tools/oishell/doctor_container.h"
 #include "tools/oishell/policy_cli.h"
 
 namespace oishell::cli {
@@ -133,6 +134,7 @@ int run_doctor(int argc, char** argv) {
   const std::string refused = refusal(guarantees);
   const bool starts = k.userns_works && refused.empty();
   const std::string slow_start = startup_advice(k, mechanisms);
+  const auto container = container_settings(k, host_signals(), container_probe());
 
   if (json) {
     nlohmann::json features = nlohmann::json::array();
@@ -159,10 +161,24 @@ int run_doctor(int argc, char** argv) {
                             {"every_guarantee_held", refused.empty()},
                             {"starts", starts}}},
                           {"startup_advice", slow_start}};
+    if (!container.empty()) {
+      nlohmann::json settings = nlohmann::json::array();
+      for (const auto& s : container) {
+        settings.push_back({{"name", s.name}, {"ok", s.ok}, {"state", s.state}, {"fix", s.fix}});
+      }
+      out["container"] = settings;
+    }
     std::printf("%s\n", out.dump(2).c_str());
     return starts ? kExitOk : kExitFailure;
   }
   print_kernel(k);
+  if (!container.empty()) {
+    std::printf("\nThis container gives oishell\n");
+    for (const auto& s : container) {
+      std::printf("  %-5s %-16s %s\n", s.ok ? "ok" : "NEEDS", s.name.c_str(), s.state.c_str());
+      if (!s.fix.empty()) std::printf("  %-22s %s: %s\n", "", s.ok ? "set" : "fix", s.fix.c_str());
+    }
+  }
   std::printf("\nThe default profile on this machine\n");
   for (const auto& v : verdicts) {
     std::printf("  %-11s %-20s %s\n", verdict_name(v.verdict), v.name.c_str(), v.how.c_str());
