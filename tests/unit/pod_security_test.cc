@@ -161,6 +161,24 @@ TEST(PodSecurity, TheSessionPodMeetsBaselineAndRestricted) {
   EXPECT_EQ("Unmasked", text(at(at(spec, "containers")[0], "securityContext.procMount")));
 }
 
+// The agent-sandbox variant: its SandboxTemplate's podTemplate is the session pod's spec, to the letter, so it meets
+// the same levels; the warm pool and the claim name it.
+TEST(PodSecurity, TheAgentSandboxTemplateIsTheSessionPod) {
+  YAML::Node pod = YAML::LoadFile(OISHELL_DEPLOY_DIR "/pod.yaml");
+  std::vector<YAML::Node> docs = YAML::LoadAllFromFile(OISHELL_DEPLOY_DIR "/agent-sandbox.yaml");
+  ASSERT_EQ(3u, docs.size());
+  EXPECT_EQ("SandboxTemplate", text(at(docs[0], "kind")));
+  EXPECT_EQ("extensions.agents.x-k8s.io/v1beta1", text(at(docs[0], "apiVersion")));
+  const YAML::Node spec = at(docs[0], "spec.podTemplate.spec");
+  EXPECT_EQ(YAML::Dump(at(pod, "spec")), YAML::Dump(spec));
+  EXPECT_EQ(std::vector<std::string>{}, restricted_violations(spec));
+  EXPECT_EQ("SandboxWarmPool", text(at(docs[1], "kind")));
+  EXPECT_EQ(text(at(docs[0], "metadata.name")), text(at(docs[1], "spec.sandboxTemplateRef.name")));
+  EXPECT_EQ("SandboxClaim", text(at(docs[2], "kind")));
+  EXPECT_EQ(text(at(docs[1], "metadata.name")), text(at(docs[2], "spec.warmPoolRef.name")));
+  EXPECT_EQ("Delete", text(at(docs[2], "spec.lifecycle.shutdownPolicy")));
+}
+
 TEST(PodSecurity, APrivilegedSandboxPodMeetsNeither) {
   YAML::Node spec = YAML::Load(
       "containers:\n"
