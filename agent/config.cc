@@ -97,6 +97,10 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
                          (c.server ? "--server" : "--acp"));
   }
   if (cli.gui_port && !c.gui) return Status::error("--gui_port needs --gui");
+  c.kubernetes = cli.kubernetes;
+  if (c.kubernetes && c.sandbox != "openshell") {
+    return Status::error("--kubernetes runs the openshell sandbox in a pod; it does not go with --sandbox " + c.sandbox);
+  }
   c.os = p.os;
   c.harness = p.harness;
   if (c.harness && !c.supports_functions) {

@@ -47,6 +47,7 @@ struct CliOptions {
   bool profiles = false;
   bool local_models = false;
   std::optional<std::string> reset_profile;
+  std::optional<std::string> kubernetes;  // --kubernetes [CONTEXT/NAMESPACE/TEMPLATE]
   std::optional<std::string> sandbox;  // openshell | none
   std::optional<std::string> policy;
   std::vector<std::string> prompt;     // words of a prompt given as arguments
@@ -98,6 +99,7 @@ struct AgentConfig {
   bool acp = false;                     // --acp: the Agent Client Protocol on stdio (agent/acp/acp_server.h)
   bool gui = false;                     // --gui: the web UI on loopback beside the terminal (agent/gui/)
   int gui_port = 0;                     // 0: a free port
+  std::optional<std::string> kubernetes;  // --kubernetes: the sandbox as a pod (deploy/kubernetes/README.md)
   bool os = false;                      // --os (profile `os: true`): computer use on a virtual display inside
   std::string os_display = "1024x768";  // its size (profile `computer.display_size`)
   std::optional<Harness> harness;       // the profile's `harness:` (claude-code, swe-agent, codex, or its own)

@@ -85,7 +85,27 @@ std::string find_oishell() {
   return "oishell";
 }
 
+std::string find_oishell_kube() {
+  if (const char* env = std::getenv("OISHELL_KUBE_BIN"); env && *env) return env;
+  std::string dir = self_exe_dir();
+  if (!dir.empty()) {
+    if (is_executable(dir + "/oishell-kube")) return dir + "/oishell-kube";
+    if (is_executable(dir + "/../oishell_kube/oishell-kube")) return dir + "/../oishell_kube/oishell-kube";
+  }
+  return "oishell-kube";
+}
+
 std::vector<std::string> SupervisorClient::command_line() const {
+  if (options_.kubernetes) {
+    // In the pod: its own workspace, the policy by name (a file of this machine is not there), the session's flags.
+    // The agent's private directories are paths of this machine: nothing to hide there.
+    std::vector<std::string> argv = {find_oishell_kube(), "session", "--kubernetes", *options_.kubernetes, "--",
+                                     "--workspace", "/workspace"};
+    if (!options_.policy.empty()) argv.insert(argv.end(), {"--profile", options_.policy});
+    argv.insert(argv.end(), options_.extra_flags.begin(), options_.extra_flags.end());
+    if (!options_.display.empty()) argv.insert(argv.end(), {"--display", options_.display});
+    return argv;
+  }
   std::vector<std::string> argv = {options_.oishell_path.empty() ? find_oishell() : options_.oishell_path,
                                    "supervise", "--sandbox", options_.sandbox};
   if (!options_.policy.empty()) {
@@ -113,11 +133,16 @@ Status SupervisorClient::widen_policy(const std::vector<std::string>& flags) {
 std::string SupervisorClient::description() const {
   std::string policy = options_.policy.empty() ? "default" : options_.policy;
   if (options_.sandbox == "none") return "no sandbox: code runs on this host as you (--sandbox none)";
-  if (!options_.policy_label.empty()) return "openshell sandbox, " + options_.policy_label;
-  return "openshell sandbox, policy " + policy;
+  const std::string where = options_.kubernetes ? " in a Kubernetes pod" : "";
+  if (!options_.policy_label.empty()) return "openshell sandbox" + where + ", " + options_.policy_label;
+  return "openshell sandbox" + where + ", policy " + policy;
 }
 
 Status SupervisorClient::spawn() {
+  if (options_.kubernetes && !options_.policy.empty() && looks_like_file(options_.policy)) {
+    return Status::error("--kubernetes: the policy must be a built-in profile's name (the file " + options_.policy +
+                         " is on this machine, not in the pod)");
+  }
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);

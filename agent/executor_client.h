@@ -33,11 +33,15 @@ struct SupervisorOptions {
   int ready_timeout_ms = 60000;
   std::vector<std::string> extra_flags;       // policy flags added for the session (%policy learn)
   std::string display;                        // "WxH": a virtual display inside (--os); empty: none
+  // --kubernetes: the supervisor runs in a pod, reached through `oishell-kube session` (deploy/kubernetes/).
+  std::optional<std::string> kubernetes;
 };
 
 // The `oishell` binary: $OISHELL_BIN; next to this executable (installed layout); ../oishell (build tree:
 // build/tools/interpreter/interpreter beside build/tools/oishell); else `oishell` on PATH.
 std::string find_oishell();
+// `oishell-kube`: $OISHELL_KUBE_BIN, next to this executable, else on PATH.
+std::string find_oishell_kube();
 
 class SupervisorClient final : public Executor {
  public:

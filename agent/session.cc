@@ -215,6 +215,7 @@ int run_session(const CliOptions& cli) {
   SupervisorOptions sup;
   sup.sandbox = c.sandbox;
   if (c.os) sup.display = c.os_display;
+  sup.kubernetes = c.kubernetes;
   sup.policy = profile_policy.path().empty() ? c.policy : profile_policy.path();
   if (!profile_policy.path().empty()) sup.policy_label = "the policy in profile " + c.profile_path;
   // Every provider's key variables, the key in use and every saved key: none reaches the sandbox.

@@ -43,7 +43,9 @@ Result<const CurlApi*> curl_api() {
               load(lib, "curl_multi_info_read", &api.multi_info_read) &&
               load(lib, "curl_multi_strerror", &api.multi_strerror) &&
               load(lib, "curl_slist_append", &api.slist_append) &&
-              load(lib, "curl_slist_free_all", &api.slist_free_all);
+              load(lib, "curl_slist_free_all", &api.slist_free_all) &&
+              load(lib, "curl_easy_perform", &api.easy_perform) && load(lib, "curl_easy_send", &api.easy_send) &&
+              load(lib, "curl_easy_recv", &api.easy_recv);
     if (!ok) {
       error = "libcurl is too old (curl_multi_poll needs 7.66 or later)";
       return;

@@ -24,6 +24,10 @@ struct CurlApi {
   const char* (*multi_strerror)(CURLMcode);
   curl_slist* (*slist_append)(curl_slist*, const char*);
   void (*slist_free_all)(curl_slist*);
+  // A blocking transfer, and the raw connection of CURLOPT_CONNECT_ONLY (the Kubernetes attach websocket).
+  CURLcode (*easy_perform)(CURL*);
+  CURLcode (*easy_send)(CURL*, const void*, size_t, size_t*);
+  CURLcode (*easy_recv)(CURL*, void*, size_t, size_t*);
 };
 
 // Loads libcurl and curl_global_init()s it once; later calls return the same table.

@@ -72,6 +72,7 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
   bool auto_run = false, lsf = false, no_lsf = false, lsv = false, no_lsv = false;
   bool fast = false, vision = false, os = false, codestral = false, assistant = false, llama3 = false, groq = false;
   std::string model, api_base, api_key, api_version, provider, profile, ci, sm, sandbox, policy, safe_mode, reset;
+  std::string kubernetes;
   int cw = 0, x = 0, xo = 0, max_turns = -1;
   double temperature = -1, budget = 0;
   // Long names only: normalize_args() turned every short form into one of these.
@@ -122,6 +123,9 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
                                "JetBrains): docs/interpreter.md");
   app.add_flag("--gui", o.gui, "also show the session in a local web page (loopback only, behind a token): "
                                "docs/interpreter.md");
+  app.add_option("--kubernetes", kubernetes, "run the sandbox as a pod of a Kubernetes cluster: "
+                                             "[CONTEXT/NAMESPACE/TEMPLATE] (deploy/kubernetes/README.md)")
+      ->expected(0, 1);
   app.add_option("--gui-port,--gui_port", o.gui_port, "the web page's port (default: a free one)")
       ->check(CLI::Range(0, 65535));
   app.add_flag("--version", o.version, "print the version and exit");
@@ -185,6 +189,7 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
   if (given("--max_turns")) o.max_turns = max_turns;
   if (given("--safe_mode")) o.safe_mode = safe_mode;
   if (given("--reset_profile")) o.reset_profile = reset;
+  if (given("--kubernetes")) o.kubernetes = kubernetes;
   if (lsf && no_lsf) return Status::error("--llm_supports_functions and --no-llm_supports_functions contradict");
   if (lsf) o.supports_functions = true;
   if (no_lsf) o.supports_functions = false;

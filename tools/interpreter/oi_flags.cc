@@ -56,6 +56,7 @@ const std::vector<FlagSpec>& flag_table() {
       {"json", "", K::flag, false},
       {"acp", "", K::flag, false},
       {"gui", "", K::flag, false},
+      {"kubernetes", "", K::optional_value, false},
       {"gui_port", "", K::value, false},
       {"gui-port", "", K::value, false},  // the spelling of the issue and of most tools; OI spells with _
       {"provider", "", K::value, false},
