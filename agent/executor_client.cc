@@ -75,24 +75,27 @@ std::string_view ask_decision_name(AskDecision d) {
   return "deny";
 }
 
-std::string find_oishell() {
-  if (const char* env = std::getenv("OISHELL_BIN"); env && *env) return env;
+namespace {
+
+// `variable`'s value; else `name` beside this executable (installed) or at `build_path` from it (the build tree);
+// else `name`, found on PATH.
+std::string find_program_near(const char* variable, const std::string& name, const std::string& build_path) {
+  if (const char* env = std::getenv(variable); env && *env) return env;
   std::string dir = self_exe_dir();
   if (!dir.empty()) {
-    if (is_executable(dir + "/oishell")) return dir + "/oishell";
-    if (is_executable(dir + "/../oishell")) return dir + "/../oishell";
+    for (const std::string& candidate : {dir + "/" + name, dir + "/" + build_path}) {
+      if (is_executable(candidate)) return candidate;
+    }
   }
-  return "oishell";
+  return name;
 }
 
+}  // namespace
+
+std::string find_oishell() { return find_program_near("OISHELL_BIN", "oishell", "../oishell"); }
+
 std::string find_oishell_kube() {
-  if (const char* env = std::getenv("OISHELL_KUBE_BIN"); env && *env) return env;
-  std::string dir = self_exe_dir();
-  if (!dir.empty()) {
-    if (is_executable(dir + "/oishell-kube")) return dir + "/oishell-kube";
-    if (is_executable(dir + "/../oishell_kube/oishell-kube")) return dir + "/../oishell_kube/oishell-kube";
-  }
-  return "oishell-kube";
+  return find_program_near("OISHELL_KUBE_BIN", "oishell-kube", "../oishell_kube/oishell-kube");
 }
 
 std::vector<std::string> SupervisorClient::command_line() const {

@@ -2,35 +2,12 @@
 
 #include <set>
 
+#include "agent/yaml_json.h"
+
 namespace oishell::agent {
 namespace {
 
 using nlohmann::json;
-
-// YAML to JSON for schemas: a plain scalar that reads as a boolean, an integer or a number is one; the rest are
-// strings (quoted scalars always are).
-json to_json(const YAML::Node& node) {
-  if (node.IsMap()) {
-    json out = json::object();
-    for (const auto& kv : node) out[kv.first.as<std::string>()] = to_json(kv.second);
-    return out;
-  }
-  if (node.IsSequence()) {
-    json out = json::array();
-    for (const auto& item : node) out.push_back(to_json(item));
-    return out;
-  }
-  if (node.IsNull()) return nullptr;
-  const std::string& text = node.Scalar();
-  if (node.Tag() != "!") {
-    if (text == "true" || text == "false") return text == "true";
-    long long i;
-    if (YAML::convert<long long>::decode(node, i)) return i;
-    double d;
-    if (text.find_first_of("0123456789") != std::string::npos && YAML::convert<double>::decode(node, d)) return d;
-  }
-  return text;
-}
 
 bool valid_tool_name(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
@@ -61,7 +38,7 @@ Result<HarnessTool> parse_tool(const YAML::Node& node, const std::string& where)
     if (!node["description"].IsScalar()) return Status::error(where + ".description: expected text");
     tool.description = node["description"].Scalar();
   }
-  tool.parameters = node["parameters"] ? to_json(node["parameters"]) : json{{"type", "object"}, {"properties", json::object()}};
+  tool.parameters = node["parameters"] ? yaml_to_json(node["parameters"]) : json{{"type", "object"}, {"properties", json::object()}};
   if (!tool.parameters.is_object() || tool.parameters.value("type", "object") != "object") {
     return Status::error(where + ".parameters: expected a JSON schema of type object");
   }

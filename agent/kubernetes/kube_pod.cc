@@ -4,35 +4,12 @@
 
 #include <random>
 
+#include "agent/yaml_json.h"
+
 namespace oishell::agent {
 namespace {
 
 using nlohmann::json;
-
-json to_json(const YAML::Node& node) {
-  if (node.IsMap()) {
-    json out = json::object();
-    for (const auto& kv : node) out[kv.first.as<std::string>()] = to_json(kv.second);
-    return out;
-  }
-  if (node.IsSequence()) {
-    json out = json::array();
-    for (const auto& item : node) out.push_back(to_json(item));
-    return out;
-  }
-  if (node.IsNull()) return nullptr;
-  const std::string& text = node.Scalar();
-  if (node.Tag() != "!") {  // plain scalars: booleans and numbers as YAML 1.2's core schema reads them
-    if (text == "true" || text == "false") return text == "true";
-    if (!text.empty() && text.find_first_not_of("0123456789-") == std::string::npos && text != "-") {
-      try {
-        return std::stoll(text);
-      } catch (...) {
-      }
-    }
-  }
-  return text;
-}
 
 }  // namespace
 
@@ -56,7 +33,7 @@ Result<json> session_pod(const std::string& template_text, const std::string& na
                          const std::vector<std::string>& supervise_args) {
   json pod;
   try {
-    pod = to_json(YAML::Load(template_text));
+    pod = yaml_to_json(YAML::Load(template_text));
   } catch (const YAML::Exception& e) {
     return Status::error(std::string("the pod template is not YAML or JSON: ") + e.what());
   }

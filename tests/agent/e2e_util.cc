@@ -35,33 +35,41 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+PortReporter start_port_reporter(const std::vector<std::string>& argv) {
+  PortReporter r;
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) return r;
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  r.pid = ::fork();
+  if (r.pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  r.stdin_fd = in[1];
+  char buf[32] = {};
+  for (size_t got = 0; got < sizeof buf - 1; ++got) {
+    if (::read(out[0], buf + got, 1) <= 0 || buf[got] == '\n') break;
+  }
+  ::close(out[0]);
+  r.port = std::atoi(buf);
+  return r;
+}
+
 ScriptedServer::ScriptedServer(const nlohmann::json& script) {
   std::string script_path = dir_.path() + "/script.json";
   std::ofstream(script_path) << script.dump();
   std::string log_path = dir_.path() + "/log.jsonl";
   std::ofstream(log_path).close();
-  int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    const char* argv[] = {"/usr/bin/python3", SCRIPTED_SERVER, script_path.c_str(), log_path.c_str(), nullptr};
-    ::execv(argv[0], const_cast<char* const*>(argv));
-    ::_exit(127);
-  }
-  ::close(in[0]);
-  ::close(out[1]);
-  stdin_fd_ = in[1];
-  char buf[32] = {};
-  size_t got = 0;
-  while (got < sizeof buf - 1) {
-    ssize_t n = ::read(out[0], buf + got, 1);
-    if (n <= 0 || buf[got] == '\n') break;
-    ++got;
-  }
-  ::close(out[0]);
-  port_ = std::atoi(buf);
+  PortReporter server = start_port_reporter({"/usr/bin/python3", SCRIPTED_SERVER, script_path, log_path});
+  pid_ = server.pid;
+  stdin_fd_ = server.stdin_fd;
+  port_ = server.port;
 }
 
 ScriptedServer::~ScriptedServer() {

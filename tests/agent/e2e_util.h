@@ -23,6 +23,15 @@ class TempDir {
   std::string path_;
 };
 
+// A helper server of the tests (scripted_server.py, kube_apiserver.py): started with `argv`, it prints the port it
+// listens on and serves until its stdin closes. pid -1 when it could not be started.
+struct PortReporter {
+  pid_t pid = -1;
+  int stdin_fd = -1;
+  int port = 0;
+};
+PortReporter start_port_reporter(const std::vector<std::string>& argv);
+
 class ScriptedServer {
  public:
   explicit ScriptedServer(const nlohmann::json& script);

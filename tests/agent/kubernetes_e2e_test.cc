@@ -25,27 +25,10 @@ class KubeStandIn {
   KubeStandIn(const std::string& mode, const std::string& workdir) {
     log_ = dir_.path() + "/log.jsonl";
     std::ofstream(log_).close();
-    int in[2], out[2];
-    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(in[0], 0);
-      ::dup2(out[1], 1);
-      const std::string oishell = oishell_bin();
-      const char* argv[] = {"/usr/bin/python3", KUBE_APISERVER, log_.c_str(), mode.c_str(), oishell.c_str(),
-                            workdir.c_str(), nullptr};
-      ::execv(argv[0], const_cast<char* const*>(argv));
-      ::_exit(127);
-    }
-    ::close(in[0]);
-    ::close(out[1]);
-    stdin_fd_ = in[1];
-    char buf[32] = {};
-    for (size_t got = 0; got < sizeof buf - 1; ++got) {
-      if (::read(out[0], buf + got, 1) <= 0 || buf[got] == '\n') break;
-    }
-    ::close(out[0]);
-    port_ = std::atoi(buf);
+    PortReporter server = start_port_reporter({"/usr/bin/python3", KUBE_APISERVER, log_, mode, oishell_bin(), workdir});
+    pid_ = server.pid;
+    stdin_fd_ = server.stdin_fd;
+    port_ = server.port;
     kubeconfig_ = dir_.path() + "/kubeconfig";
     std::ofstream(kubeconfig_) << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
                                   "contexts: [{name: test, context: {cluster: local, user: agent, namespace: agents}}]\n"
