@@ -202,6 +202,12 @@ void compile_process(const Policy& policy, SandboxSpec& spec) {
   spec.seccomp = seccomp_spec(policy.process.seccomp.get_or(SeccompLevel::default_level),
                               policy.process.nested_namespaces.get_or(false));
   for (const auto& [name, pos] : policy.process.allow_syscalls) spec.seccomp.allow_syscalls.push_back(name);
+  // The host procfs a proc step binds where the kernel refuses a fresh one (policy/sandbox_spec.h).
+  if (!policy.process.own_proc_required.get_or(true)) {
+    for (auto& step : spec.mounts) {
+      if (step.kind == MountStep::Kind::proc) step.source = "/proc";
+    }
+  }
 }
 
 void compile_limits(const Policy& policy, SandboxSpec& spec) {

@@ -236,6 +236,14 @@ void compare_process(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) 
     (b.landlock.required ? out.only_a : out.only_b)
         .push_back("processes: starting without full Landlock support (best effort)");
   }
+  auto shares_proc = [](const SandboxSpec& spec) {
+    return std::any_of(spec.mounts.begin(), spec.mounts.end(),
+                       [](const MountStep& m) { return m.kind == MountStep::Kind::proc && !m.source.empty(); });
+  };
+  if (shares_proc(a) != shares_proc(b)) {
+    (shares_proc(b) ? out.only_b : out.only_a)
+        .push_back("processes: the container's /proc, with its other processes, where it masks /proc (best effort)");
+  }
 }
 
 void compare_limit(const char* name, const std::optional<uint64_t>& a, const std::optional<uint64_t>& b,

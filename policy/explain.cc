@@ -263,6 +263,15 @@ void processes(const SandboxSpec& spec, std::string& out) {
   }
   out += spec.seccomp.nested_namespaces ? "  Nested namespaces (containers inside) are allowed.\n"
                                         : "  Creating namespaces (containers inside) is not allowed.\n";
+  const bool shared_proc = std::any_of(spec.mounts.begin(), spec.mounts.end(), [](const MountStep& m) {
+    return m.kind == MountStep::Kind::proc && !m.source.empty();
+  });
+  out += shared_proc
+             ? "  /proc shows the sandbox's own processes; where a container masks its /proc (the kernel then refuses "
+               "a new one), it is the container's, read-only, and the container's other processes are listed "
+               "(own_proc: best_effort; reported as degraded when it happens).\n"
+             : "  /proc shows only the sandbox's own processes (own_proc: required): where a container masks its "
+               "/proc, the sandbox does not start.\n";
 }
 
 void limits(const SandboxSpec& spec, std::string& out) {

@@ -177,6 +177,7 @@ Policy merge_policies(const Policy& base, const Policy& child) {
 
   override_field(out.process.seccomp, child.process.seccomp);
   override_field(out.process.nested_namespaces, child.process.nested_namespaces);
+  override_field(out.process.own_proc_required, child.process.own_proc_required);
   append_unique(out.process.allow_syscalls, child.process.allow_syscalls, same_name);
 
   auto& lim = out.limits;

@@ -400,7 +400,8 @@ void parse_network(NodeReader& reader, const YamlNode& node, NetworkPolicy& out)
 }
 
 void parse_process(NodeReader& reader, const YamlNode& node, ProcessPolicy& out) {
-  for (auto& [key, value] : reader.map_entries(node, "process", {"seccomp", "allow_syscalls", "nested_namespaces"})) {
+  for (auto& [key, value] :
+       reader.map_entries(node, "process", {"seccomp", "allow_syscalls", "nested_namespaces", "own_proc"})) {
     std::string path = "process." + key;
     if (key == "seccomp") {
       if (auto c = reader.choice(value, path, {"default", "strict"})) {
@@ -420,6 +421,10 @@ void parse_process(NodeReader& reader, const YamlNode& node, ProcessPolicy& out)
       }
     } else if (key == "nested_namespaces") {
       if (auto b = reader.boolean(value, path)) out.nested_namespaces.set(*b, reader.pos(value));
+    } else if (key == "own_proc") {
+      if (auto c = reader.choice(value, path, {"required", "best_effort"})) {
+        out.own_proc_required.set(*c == "required", reader.pos(value));
+      }
     }
   }
 }

@@ -83,6 +83,7 @@ struct ProcessPolicy {
   Field<SeccompLevel> seccomp;
   std::vector<std::pair<std::string, SourcePos>> allow_syscalls;
   Field<bool> nested_namespaces;
+  Field<bool> own_proc_required;  // process.own_proc: required | best_effort
 };
 
 struct LimitsPolicy {

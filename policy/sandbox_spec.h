@@ -19,7 +19,9 @@ struct MountStep {
     bind_rw,   // host `source` bound read-write at `target`
     tmpfs,     // an empty directory of the sandbox's one scratch tmpfs at `target` (mode 0755; /tmp 01777); /tmp,
                // the home and /dev/shm share that tmpfs, 3/4 of the memory limit (runtime/inside/mount_plan.h)
-    proc,      // fresh procfs of the sandbox's pid namespace at `target`
+    proc,      // fresh procfs of the sandbox's pid namespace at `target`; with a `source` (`process.own_proc:
+               // best_effort`), that host procfs bound read-only where the kernel refuses a fresh one (EPERM: a
+               // container that masks its /proc), reported as degraded (runtime/inside/mount_plan.h)
     dev,       // minimal /dev at `target`: null zero full random urandom tty, devpts (ptmx), shm
     hide,      // `target` made absent: an empty read-only tmpfs on a dir, /dev/null-less empty file on a file
     protect,   // `target` (inside a writable bind) re-bound read-only over itself

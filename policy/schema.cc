@@ -117,7 +117,10 @@ nlohmann::ordered_json policy_schema() {
       ojson{{"seccomp", choice({"default", "strict"}, "default", "seccomp deny level")},
             {"allow_syscalls", list_of(ojson{{"type", "string"}, {"pattern", "^[a-z0-9_]+$"}},
                                        "system calls taken out of the deny sets (e.g. ptrace)")},
-            {"nested_namespaces", boolean("allow creating namespaces inside", false)}},
+            {"nested_namespaces", boolean("allow creating namespaces inside", false)},
+            {"own_proc", choice({"required", "best_effort"}, "required",
+                                "required: a /proc of the sandbox's own pid namespace, or no sandbox; best_effort: "
+                                "where a container masks /proc, the container's, read-only, reported as degraded")}},
       "process confinement");
 
   auto size = [](const char* d) {

@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -228,11 +229,11 @@ Status tidy_fds() {
   // The supervisor wrote a root caller's maps before it sent `spec`.
   if (args.root_caller) check("uid/gid maps", become_namespace_root());
   // 2. Mount namespace: the policy's tree on a new root.
-  check("mount namespace", apply_mount_plan(spec, std::move(idmapped)));
+  std::vector<std::string> degraded;
+  check("mount namespace", apply_mount_plan(spec, std::move(idmapped), &degraded));
   trace_startup("init: mounts built");
   check("uts namespace", errno_status(::sethostname(spec.hostname.data(), spec.hostname.size()), "sethostname"));
   // 3. Network namespace: loopback up, relay listeners and DNS stub sockets handed to the supervisor.
-  std::vector<std::string> degraded;
   if (spec.network.mode == NetMode::none) check("network namespace", remove_second_loopback_address());
   check("relay listeners", pass_listeners(spec.network, std::move(namespaces.value()), &degraded));
   trace_startup("init: network up");
@@ -247,6 +248,15 @@ Status tidy_fds() {
   LandlockReport landlock;
   check("landlock", landlock_apply(spec.landlock, &landlock));
   degraded.insert(degraded.end(), landlock.degraded.begin(), landlock.degraded.end());
+  // The container's /proc (own_proc: best_effort) lists the container's other processes: Landlock's ptrace scope is
+  // what keeps their memory, environment and files closed to the sandbox (they run as the same user). Without it,
+  // no sandbox rather than that.
+  if (landlock.abi == 0 && std::find(degraded.begin(), degraded.end(), kSharedProcLoss) != degraded.end()) {
+    fail("proc", Status::error("the container masks /proc and Landlock is off, so the container's /proc "
+                               "(process.own_proc: best_effort) would open its other processes' memory and "
+                               "environment to the sandbox: unmask /proc (Kubernetes procMount: Unmasked; podman "
+                               "--security-opt unmask=ALL) or run where Landlock is on"));
+  }
   // 6. Capabilities, securebits, no_new_privs.
   check("capabilities", drop_all_capabilities());
   // 7. seccomp; the notify fd goes to the supervisor before init serves anything.

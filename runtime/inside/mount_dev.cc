@@ -91,4 +91,14 @@ Status mount_fresh_proc(int target_fd) {
   return Status::ok();
 }
 
+Status bind_host_proc(const std::string& source, int target_fd) {
+  auto host = mounts::open_host_path(source);
+  if (!host.is_ok()) return host.status();
+  auto tree = mounts::clone_tree(host->get(), true);
+  if (!tree.is_ok()) return tree.status();
+  OI_TRY(mounts::set_attributes(tree->get(),
+                                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true));
+  return mounts::attach(tree->get(), target_fd);
+}
+
 }  // namespace oishell

@@ -246,7 +246,8 @@ Status bind_file(int root_fd, const MountStep& step, Sources& sources) {
   return mounts::attach(contents->get(), target.get());
 }
 
-Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, Sources& sources, Scratch& scratch) {
+Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, Sources& sources, Scratch& scratch,
+                  std::vector<std::string>* degraded) {
   switch (step.kind) {
     case MountStep::Kind::bind_ro:
     case MountStep::Kind::bind_rw: {
@@ -266,7 +267,13 @@ Status apply_step(const MountStep& step, PreparedBind* bind, int root_fd, Source
     case MountStep::Kind::proc: {
       auto target = mounts::ensure(root_fd, step.target, NodeType::directory);
       if (!target.is_ok()) return target.status();
-      return mount_fresh_proc(target->get());
+      Status fresh = mount_fresh_proc(target->get());
+      // The kernel refuses a new procfs where the one it would reveal more than is partly covered (a container's
+      // masked /proc): with `process.own_proc: best_effort` the container's own, as it is.
+      if (fresh.is_ok() || step.source.empty() || fresh.errno_value() != EPERM) return fresh;
+      OI_TRY_CTX(bind_host_proc(step.source, target->get()), "the container's /proc (" + fresh.message() + ")");
+      degraded->push_back(std::string(kSharedProcLoss));
+      return Status::ok();
     }
     case MountStep::Kind::dev: {
       auto target = mounts::ensure(root_fd, step.target, NodeType::directory);
@@ -309,7 +316,7 @@ uint64_t scratch_tmpfs_bytes(const SandboxSpec& spec) {
 
 uint64_t scratch_tmpfs_inodes(uint64_t bytes) { return std::max<uint64_t>(8192, bytes / (16 * 1024)); }
 
-Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> idmapped) {
+Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> idmapped, std::vector<std::string>* degraded) {
   // Nothing done here may propagate back to the host.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     return Status::from_errno(errno, "mount(\"/\", MS_REC|MS_PRIVATE)");
@@ -343,7 +350,8 @@ Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> idmapped)
   Sources sources(spec);
   Scratch scratch(root->get(), scratch_tmpfs_bytes(spec));
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
-    OI_TRY_CTX(apply_step(spec.mounts[i], &binds[i], root->get(), sources, scratch), describe(spec.mounts[i]));
+    OI_TRY_CTX(apply_step(spec.mounts[i], &binds[i], root->get(), sources, scratch, degraded),
+               describe(spec.mounts[i]));
   }
   OI_TRY(scratch.detach());
   OI_TRY_CTX(mounts::set_attributes(root->get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false),

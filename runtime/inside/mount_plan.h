@@ -1,6 +1,8 @@
 #pragma once
 // The sandbox's filesystem: SandboxSpec::mounts applied on a new tmpfs root, then pivot_root.
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -21,7 +23,10 @@ namespace oishell {
 // scratch_tmpfs_bytes(spec) (together they stay within the memory limit, with or without cgroups: ENOSPC, not
 // host memory pressure), and the root, /dev and hidden directories are small and read-only (/dev from when it is
 // complete).
-Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> idmapped);
+// A proc step with a `source` (`process.own_proc: best_effort`) whose fresh procfs the kernel refuses with EPERM
+// (a container that masks parts of its /proc) binds `source` instead (bind_host_proc) and appends
+// kSharedProcLoss to `degraded`.
+Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> idmapped, std::vector<std::string>* degraded);
 
 // The scratch tmpfs's size: three quarters of the memory limit, else half of the host's RAM (the kernel's default
 // for one tmpfs).
@@ -36,5 +41,18 @@ Status mount_minimal_dev(int target_fd, int shm_tree);
 
 // Mounts a fresh procfs (this pid namespace) at `target_fd`, with sys, sysrq-trigger, irq and bus read-only.
 Status mount_fresh_proc(int target_fd);
+
+// Binds the procfs at host path `source` (the container's /proc, in the namespace's view before pivot_root) at
+// `target_fd`: recursively, so the container's masks come along (the kernel keeps them locked in a user
+// namespace), and read-only, nosuid, nodev, noexec throughout.
+Status bind_host_proc(const std::string& source, int target_fd);
+
+// What the sandbox loses with bind_host_proc, as `ready` reports it.
+inline constexpr std::string_view kSharedProcLoss =
+    "proc: the container masks parts of /proc, so the kernel refuses the sandbox a /proc of its own; it has the "
+    "container's (read-only, its masks kept): the pod's other processes are listed, with their command lines, and "
+    "/proc/<pid> numbers are the container's, not the sandbox's (/proc/self is right); their memory, environment and "
+    "files stay closed (Landlock's ptrace scope: without Landlock the sandbox does not start) and signals cannot "
+    "reach them (pid namespace)";
 
 }  // namespace oishell

@@ -81,7 +81,10 @@ std::string sandbox_blocked_advice(const HostSignals& host, const std::string& f
              "/proc of its own. Enable it with " +
              (host.container == ContainerKind::kubernetes
                   ? std::string("`securityContext.procMount: Unmasked` (with `hostUsers: false`)")
-                  : "`--security-opt systempaths=unconfined`");
+                  : host.container == ContainerKind::podman ? "`--security-opt unmask=ALL`"
+                                                            : "`--security-opt systempaths=unconfined`") +
+             ", or accept the container's /proc, read-only and with its other processes listed, with the policy's "
+             "`process: {own_proc: best_effort}`";
     }
     if (host.container == ContainerKind::kubernetes) {
       return "the user namespace layer is unavailable: the pod's seccomp profile (RuntimeDefault) refuses creating "
@@ -93,8 +96,15 @@ std::string sandbox_blocked_advice(const HostSignals& host, const std::string& f
     return "the user namespace layer is unavailable: " + runtime + "'s default seccomp profile refuses creating "
            "namespaces (unshare, clone). Enable it with oishell's profile, the runtime's default plus the calls "
            "oishell needs: `--security-opt seccomp=/usr/share/oishell/seccomp/oishell.json` (rather than "
-           "`seccomp=unconfined`, which drops the container's filter), and `--security-opt apparmor=unconfined` "
-           "where AppArmor confines the container";
+           "`seccomp=unconfined`, which drops the container's filter), and where AppArmor confines the container "
+           "its companion, /usr/share/oishell/apparmor/oishell-container loaded on the host: `--security-opt "
+           "apparmor=oishell-container`";
+  }
+  if (proc && !userns) {
+    return "the mount layer is unavailable: mounts cover parts of /proc here (as a container runtime's masked paths "
+           "do), so the kernel refuses the sandbox a /proc of its own. Enable it by running oishell where /proc is "
+           "not masked, or accept this /proc, read-only and with its other processes listed, with the policy's "
+           "`process: {own_proc: best_effort}`";
   }
   if (host.seccomp_mode == 2) {
     return "the user namespace layer is unavailable: this process already runs under a seccomp filter that refuses "

@@ -38,11 +38,13 @@ TEST(HostAdvice, ContainersNameTheirSetting) {
             "the user namespace layer is unavailable: Docker's default seccomp profile refuses creating namespaces "
             "(unshare, clone). Enable it with oishell's profile, the runtime's default plus the calls oishell needs: "
             "`--security-opt seccomp=/usr/share/oishell/seccomp/oishell.json` (rather than `seccomp=unconfined`, "
-            "which drops the container's filter), and `--security-opt apparmor=unconfined` where AppArmor confines "
-            "the container");
+            "which drops the container's filter), and where AppArmor confines the container its companion, "
+            "/usr/share/oishell/apparmor/oishell-container loaded on the host: `--security-opt "
+            "apparmor=oishell-container`");
   EXPECT_EQ(sandbox_blocked_advice(host, "mount namespace: fsmount(proc): EPERM (Operation not permitted)"),
             "the mount layer is unavailable: Docker masks parts of /proc, so the sandbox cannot mount a /proc of its "
-            "own. Enable it with `--security-opt systempaths=unconfined`");
+            "own. Enable it with `--security-opt systempaths=unconfined`, or accept the container's /proc, "
+            "read-only and with its other processes listed, with the policy's `process: {own_proc: best_effort}`");
   host.container = ContainerKind::kubernetes;
   EXPECT_NE(sandbox_blocked_advice(host, kCloneFailed).find("`securityContext.seccompProfile: {type: Localhost, "
                                                           "localhostProfile: oishell.json}`"),
@@ -51,6 +53,8 @@ TEST(HostAdvice, ContainersNameTheirSetting) {
             std::string::npos);
   host.container = ContainerKind::podman;
   EXPECT_NE(sandbox_blocked_advice(host, kCloneFailed).find("Podman's default seccomp profile"), std::string::npos);
+  EXPECT_NE(sandbox_blocked_advice(host, "mount namespace: fsmount(proc): EPERM").find("`--security-opt unmask=ALL`"),
+            std::string::npos);
   host.container = ContainerKind::none;
   EXPECT_NE(sandbox_blocked_advice(host, kCloneFailed).find("already runs under a seccomp filter"), std::string::npos);
 }

@@ -38,9 +38,12 @@ TEST(DoctorContainer, ADefaultPodNamesEveryFieldThatFixesIt) {
   EXPECT_EQ("spec.hostUsers: false (a user namespace of the pod's own), with the seccomp fix",
             setting(all, "user namespaces").fix);
   EXPECT_NE(std::string::npos, setting(all, "seccomp").fix.find("{type: Localhost, localhostProfile: oishell.json}"));
-  EXPECT_NE(std::string::npos, setting(all, "AppArmor").fix.find("{type: Localhost, localhostProfile: oishell}"));
+  EXPECT_NE(std::string::npos,
+            setting(all, "AppArmor").fix.find("{type: Localhost, localhostProfile: oishell-container}"));
   EXPECT_EQ("masked: /proc/kcore, /proc/sys", setting(all, "/proc").state);
-  EXPECT_EQ("securityContext.procMount: Unmasked (needs spec.hostUsers: false)", setting(all, "/proc").fix);
+  EXPECT_EQ("securityContext.procMount: Unmasked (needs spec.hostUsers: false); or the policy's process.own_proc: "
+            "best_effort (the container's /proc, with its other processes)",
+            setting(all, "/proc").fix);
   EXPECT_EQ("resources.limits (memory, cpu, ephemeral-storage) on the container", setting(all, "cgroups").fix);
 }
 
@@ -67,8 +70,10 @@ TEST(DoctorContainer, DockerGetsRunFlagsAndAHostGetsNoSection) {
   probe.proc_masks = {"/proc/kcore"};
   auto all = container_settings(blocked_kernel(), host, probe);
   EXPECT_EQ("--security-opt seccomp=/usr/share/oishell/seccomp/oishell.json", setting(all, "seccomp").fix);
-  EXPECT_EQ("--security-opt systempaths=unconfined", setting(all, "/proc").fix);
-  EXPECT_NE(std::string::npos, setting(all, "AppArmor").fix.find("--security-opt apparmor=unconfined"));
+  EXPECT_EQ("--security-opt systempaths=unconfined (podman: --security-opt unmask=ALL); or the policy's "
+            "process.own_proc: best_effort (the container's /proc, with its other processes)",
+            setting(all, "/proc").fix);
+  EXPECT_NE(std::string::npos, setting(all, "AppArmor").fix.find("--security-opt apparmor=oishell-container"));
   host.container = ContainerKind::none;
   EXPECT_TRUE(container_settings(blocked_kernel(), host, probe).empty());
 }

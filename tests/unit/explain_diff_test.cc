@@ -120,7 +120,7 @@ env: {set: {A: "1"}}
   auto b = compile_text(R"(version: 1
 filesystem: {read_write: [~/datasets]}
 network: {allow: [example.org], allow_all: true}
-process: {allow_syscalls: [ptrace], nested_namespaces: true}
+process: {allow_syscalls: [ptrace], nested_namespaces: true, own_proc: best_effort}
 landlock: best_effort
 )");
   auto d = policy::diff_specs(a.spec, b.spec);
@@ -133,9 +133,21 @@ landlock: best_effort
             "network: bad.example.com is not denied (the other denies it)\n"
             "processes: system calls of the `namespaces` set (the other denies them)\n"
             "processes: the system call ptrace\n"
-            "processes: starting without full Landlock support (best effort)\n",
+            "processes: starting without full Landlock support (best effort)\n"
+            "processes: the container's /proc, with its other processes, where it masks /proc (best effort)\n",
             only_b);
   EXPECT_EQ("network: allow example.com\nenvironment: A\n", only_a);
+}
+
+TEST(Explain, OwnProcSaysWhatAMaskedProcCosts) {
+  auto required = compile_text("version: 1\n");
+  auto best_effort = compile_text("version: 1\nprocess: {own_proc: best_effort}\n");
+  const std::string a = policy::explain(required.policy, required.spec);
+  const std::string b = policy::explain(best_effort.policy, best_effort.spec);
+  EXPECT_NE(std::string::npos, a.find("/proc shows only the sandbox's own processes (own_proc: required): where a "
+                                      "container masks its /proc, the sandbox does not start.")) << a;
+  EXPECT_NE(std::string::npos, b.find("it is the container's, read-only, and the container's other processes are "
+                                      "listed (own_proc: best_effort")) << b;
 }
 
 TEST(Schema, ListsExactlyTheKeysTheParserKnows) {

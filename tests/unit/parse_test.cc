@@ -63,8 +63,14 @@ TEST(Validate, UnknownKeySuggestsTheClosest) {
 TEST(Validate, UnknownKeyWithoutCloseMatchListsTheKeys) {
   std::string e = errors_of("version: 1\nprocess: {frobnicate: true}\n");
   EXPECT_EQ("test.yaml:2:11: process.frobnicate: unknown key `frobnicate` (known keys: seccomp, allow_syscalls, "
-            "nested_namespaces)",
+            "nested_namespaces, own_proc)",
             e);
+}
+
+TEST(Validate, OwnProcIsAChoice) {
+  EXPECT_EQ("", errors_of("version: 1\nprocess: {own_proc: best_effort}\n"));
+  EXPECT_EQ("test.yaml:2:21: process.own_proc: unknown value `best-effort` (did you mean `best_effort`?)",
+            errors_of("version: 1\nprocess: {own_proc: best-effort}\n"));
 }
 
 TEST(Validate, WrongTypes) {

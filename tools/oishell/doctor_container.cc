@@ -76,10 +76,10 @@ std::vector<ContainerSetting> container_settings(const KernelFacts& k, const Hos
                         probe.apparmor_label.rfind("oishell", 0) != 0;
   if (confined && !k.userns_works) {
     apparmor.ok = false;
-    apparmor.fix = kube ? "securityContext.appArmorProfile: {type: Localhost, localhostProfile: oishell} (the "
-                          "package's /usr/share/oishell/apparmor/oishell, loaded on the node)"
-                        : "--security-opt apparmor=unconfined, or load /usr/share/oishell/apparmor/oishell on the "
-                          "host and run with --security-opt apparmor=oishell";
+    apparmor.fix = kube ? "securityContext.appArmorProfile: {type: Localhost, localhostProfile: oishell-container} "
+                          "(deploy/kubernetes/node-profiles.yaml loads it on the nodes)"
+                        : "load /usr/share/oishell/apparmor/oishell-container on the host (apparmor_parser -r) and "
+                          "run with --security-opt apparmor=oishell-container";
   }
   out.push_back(apparmor);
 
@@ -91,8 +91,9 @@ std::vector<ContainerSetting> container_settings(const KernelFacts& k, const Hos
     std::string list;
     for (const auto& m : probe.proc_masks) list += (list.empty() ? "" : ", ") + m;
     proc.state = "masked: " + list;
-    proc.fix = kube ? "securityContext.procMount: Unmasked (needs spec.hostUsers: false)"
-                    : "--security-opt systempaths=unconfined";
+    proc.fix = std::string(kube ? "securityContext.procMount: Unmasked (needs spec.hostUsers: false)"
+                                : "--security-opt systempaths=unconfined (podman: --security-opt unmask=ALL)") +
+               "; or the policy's process.own_proc: best_effort (the container's /proc, with its other processes)";
   }
   out.push_back(proc);
 
