@@ -29,6 +29,8 @@ Status Status::with_context(std::string_view context) && {
 Status Status::with_advice(std::string_view advice) && {
   if (!failed_ || advice.empty()) return std::move(*this);
   (void)message();  // the errno's text first
+  // Given once, wherever it was added first (InitProcess::clone, then the supervisor's start).
+  if (message_.find(advice) != std::string::npos) return std::move(*this);
   message_ += "; " + std::string(advice);
   return std::move(*this);
 }

@@ -35,6 +35,12 @@ const char* runtime_name(ContainerKind kind) {
 
 bool mentions(const std::string& text, const char* word) { return text.find(word) != std::string::npos; }
 
+// Whose seccomp profile refuses: "the pod's" in Kubernetes, else "<Runtime>'s default".
+std::string kube_or(const HostSignals& host, const char* pod) {
+  return host.container == ContainerKind::kubernetes ? std::string(pod)
+                                                     : std::string(runtime_name(host.container)) + "'s default";
+}
+
 }  // namespace
 
 HostSignals host_signals() {
@@ -60,7 +66,19 @@ std::string sandbox_blocked_advice(const HostSignals& host, const std::string& f
   const bool userns = mentions(failure, "clone3(") || mentions(failure, "unshare(") ||
                       mentions(failure, "uid_map") || mentions(failure, "setgroups") || mentions(failure, "uid/gid");
   const bool proc = mentions(failure, "proc") && (mentions(failure, "EPERM") || mentions(failure, "EACCES"));
-  if (!userns && !proc) return "";
+  // Another call that builds the sandbox, refused by a filter this process already runs under (a runtime's seccomp
+  // profile answers EPERM or ENOSYS): podman's default, for one, lets namespaces through but not sethostname.
+  std::string filtered_call;
+  if (!userns && !proc && host.seccomp_mode == 2 && (mentions(failure, "EPERM") || mentions(failure, "ENOSYS"))) {
+    for (const char* call : {"sethostname", "pivot_root", "fsopen", "fsconfig", "fsmount", "open_tree", "move_mount",
+                             "mount_setattr", "setns", "umount2"}) {
+      if (mentions(failure, call)) {
+        filtered_call = call;
+        break;
+      }
+    }
+  }
+  if (!userns && !proc && filtered_call.empty()) return "";
   if (host.max_user_namespaces && *host.max_user_namespaces == 0) {
     return "the user namespace layer is unavailable: user.max_user_namespaces=0 allows none. Enable it with `sudo "
            "sysctl -w user.max_user_namespaces=15000` (and a file in /etc/sysctl.d to keep it)";
@@ -86,15 +104,20 @@ std::string sandbox_blocked_advice(const HostSignals& host, const std::string& f
              ", or accept the container's /proc, read-only and with its other processes listed, with the policy's "
              "`process: {own_proc: best_effort}`";
     }
+    const std::string refused =
+        filtered_call.empty() ? "the user namespace layer is unavailable: " + std::string(kube_or(host, "the pod's")) +
+                                    " seccomp profile" + (host.container == ContainerKind::kubernetes
+                                                              ? " (RuntimeDefault) refuses creating namespaces"
+                                                              : " refuses creating namespaces (unshare, clone)")
+                              : "the sandbox cannot be built: " + std::string(kube_or(host, "the pod's")) +
+                                    " seccomp profile refuses " + filtered_call + ", which oishell needs to build it";
     if (host.container == ContainerKind::kubernetes) {
-      return "the user namespace layer is unavailable: the pod's seccomp profile (RuntimeDefault) refuses creating "
-             "namespaces. Enable it with oishell's profile, the runtime's default plus the calls oishell needs "
+      return refused + ". Enable it with oishell's profile, the runtime's default plus the calls oishell needs "
              "(/usr/share/oishell/seccomp/oishell.json, installed on the node): `securityContext.seccompProfile: "
              "{type: Localhost, localhostProfile: oishell.json}`, in a pod with its own user namespace "
              "(`hostUsers: false`); deploy/kubernetes/ has the whole pod";
     }
-    return "the user namespace layer is unavailable: " + runtime + "'s default seccomp profile refuses creating "
-           "namespaces (unshare, clone). Enable it with oishell's profile, the runtime's default plus the calls "
+    return refused + ". Enable it with oishell's profile, the runtime's default plus the calls "
            "oishell needs: `--security-opt seccomp=/usr/share/oishell/seccomp/oishell.json` (rather than "
            "`seccomp=unconfined`, which drops the container's filter), and where AppArmor confines the container "
            "its companion, /usr/share/oishell/apparmor/oishell-container loaded on the host: `--security-opt "
@@ -105,6 +128,11 @@ std::string sandbox_blocked_advice(const HostSignals& host, const std::string& f
            "do), so the kernel refuses the sandbox a /proc of its own. Enable it by running oishell where /proc is "
            "not masked, or accept this /proc, read-only and with its other processes listed, with the policy's "
            "`process: {own_proc: best_effort}`";
+  }
+  if (host.seccomp_mode == 2 && !filtered_call.empty()) {
+    return "the sandbox cannot be built: this process already runs under a seccomp filter that refuses " +
+           filtered_call + " (a container or service manager's). Start oishell outside it, or allow " + filtered_call +
+           " in that filter";
   }
   if (host.seccomp_mode == 2) {
     return "the user namespace layer is unavailable: this process already runs under a seccomp filter that refuses "

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "runtime/inside/init.h"
+#include "runtime/outside/host_advice.h"
 #include "runtime/sys/syscalls.h"
 #include "runtime/inside/userns.h"
 
@@ -64,8 +65,11 @@ Result<InitProcess> InitProcess::clone() {
   args.exit_signal = SIGCHLD;
   long pid = sys::clone3(&args, sizeof args);
   if (pid < 0) {
-    return Status::from_errno(errno, "clone3(CLONE_NEWUSER|NEWNS|NEWPID)")
-        .with_context("namespaces");
+    // What enables the namespaces where a container's filter, a sysctl or AppArmor refuses them, for every caller
+    // (`oishell run` clones init before anything else).
+    Status failed = Status::from_errno(errno, "clone3(CLONE_NEWUSER|NEWNS|NEWPID)").with_context("namespaces");
+    const std::string message = failed.message();
+    return std::move(failed).with_advice(sandbox_blocked_advice(host_signals(), message));
   }
   if (pid == 0) {
     ::close(pair[0]);  // our copy of the supervisor's end: its closing is how init learns the supervisor died

@@ -55,8 +55,21 @@ TEST(HostAdvice, ContainersNameTheirSetting) {
   EXPECT_NE(sandbox_blocked_advice(host, kCloneFailed).find("Podman's default seccomp profile"), std::string::npos);
   EXPECT_NE(sandbox_blocked_advice(host, "mount namespace: fsmount(proc): EPERM").find("`--security-opt unmask=ALL`"),
             std::string::npos);
+  // Podman's default profile lets the namespaces through but not sethostname: the call is named, and the fix.
+  EXPECT_EQ(sandbox_blocked_advice(host, "uts namespace: sethostname: EPERM (Operation not permitted)"),
+            "the sandbox cannot be built: Podman's default seccomp profile refuses sethostname, which oishell needs "
+            "to build it. Enable it with oishell's profile, the runtime's default plus the calls oishell needs: "
+            "`--security-opt seccomp=/usr/share/oishell/seccomp/oishell.json` (rather than `seccomp=unconfined`, "
+            "which drops the container's filter), and where AppArmor confines the container its companion, "
+            "/usr/share/oishell/apparmor/oishell-container loaded on the host: `--security-opt "
+            "apparmor=oishell-container`");
   host.container = ContainerKind::none;
   EXPECT_NE(sandbox_blocked_advice(host, kCloneFailed).find("already runs under a seccomp filter"), std::string::npos);
+  EXPECT_NE(sandbox_blocked_advice(host, "pivot_root: ENOSYS").find("filter that refuses pivot_root"),
+            std::string::npos);
+  // Without a filter, an EPERM from those calls is not the filter's: no advice.
+  host.seccomp_mode = 0;
+  EXPECT_EQ("", sandbox_blocked_advice(host, "uts namespace: sethostname: EPERM (Operation not permitted)"));
 }
 
 TEST(HostAdvice, OtherFailuresGetNone) {

@@ -18,7 +18,8 @@
 namespace oishell::test {
 namespace {
 
-// sh -c script: "container" set-up, then exec of its arguments (oishell run ...) as uid 1000 below.
+// sh -c script: "container" set-up, then its arguments (oishell run ...) as uid 1000 below; the neighbour is
+// ended with them.
 // $1: the file the neighbour's pid goes to; $2: 1 to mount a fresh /proc for the new pid namespace first; $3: 1 to
 // mask it. The neighbour gets pid 5000 where this pid namespace is ours, far from the sandbox's few pids (a
 // collision would show as a failure, never as a pass: the sandbox only sends it signal 0).
@@ -30,9 +31,13 @@ if [ "$fresh" = 1 ]; then
   echo 4999 > /proc/sys/kernel/ns_last_pid
 fi
 if [ "$mask" = 1 ]; then mount --bind /dev/null /proc/interrupts; fi
-OISHELL_TEST_SECRET=hunter2 sleep 300 &
-echo "$!" > "$pid_file"
-exec /usr/bin/unshare --user --map-user=1000 --map-group=1000 -- "$@"
+OISHELL_TEST_SECRET=hunter2 sleep 300 </dev/null >/dev/null 2>&1 &
+neighbour=$!
+echo "$neighbour" > "$pid_file"
+status=0
+/usr/bin/unshare --user --map-user=1000 --map-group=1000 -- "$@" || status=$?
+kill "$neighbour"
+exit "$status"
 )sh";
 
 // Whether a fresh /proc can be mounted in a new pid namespace here (no masks on this /proc).

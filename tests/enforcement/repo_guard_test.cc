@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -807,9 +808,21 @@ TEST(RepoGuard, ReadOnlyMountsAreSkipped) {
       ::_exit(77);
     }
     std::string ro = s.ws() + "/ro";
+    // The remount keeps the flags the mount below has (a container's /tmp is nosuid,nodev: locked in this user
+    // namespace, so a remount that drops them is refused).
+    struct statvfs below {};
+    unsigned long kept = 0;
+    if (::statvfs(ro.c_str(), &below) == 0) {
+      if (below.f_flag & ST_NOSUID) kept |= MS_NOSUID;
+      if (below.f_flag & ST_NODEV) kept |= MS_NODEV;
+      if (below.f_flag & ST_NOEXEC) kept |= MS_NOEXEC;
+      if (below.f_flag & ST_NOATIME) kept |= MS_NOATIME;
+      if (below.f_flag & ST_NODIRATIME) kept |= MS_NODIRATIME;
+      if (below.f_flag & ST_RELATIME) kept |= MS_RELATIME;
+    }
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
         ::mount(ro.c_str(), ro.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
-        ::mount(nullptr, ro.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) != 0) {
+        ::mount(nullptr, ro.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, nullptr) != 0) {
       ::_exit(78);
     }
     std::vector<RepoFinding> findings = RepoGuard({s.ws()}, start).check();

@@ -15,7 +15,9 @@
 #include "policy/guarantees.h"
 #include "runtime/outside/kernel_probe.h"
 #include "runtime/outside/layer_facts.h"
+#include "runtime/outside/events.h"
 #include "runtime/outside/limits.h"
+#include "runtime/outside/sandbox.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/doctor_assess.h"
 #include "tools/oishell/doctor_container.h"
@@ -116,8 +118,8 @@ int run_doctor(int argc, char** argv) {
   CompileContext context = CompileContext::from_process();
   context.cwd = workspace;
   auto spec = compile_policy(PolicySource{"", "default"}, PolicyOverrides{}, context);
-  ::rmdir(workspace);
   if (!spec.is_ok()) {
+    ::rmdir(workspace);
     std::fprintf(stderr, "oishell doctor: the default profile does not compile here:\n%s\n",
                  spec.status().message().c_str());
     return kExitFailure;
@@ -132,7 +134,21 @@ int run_doctor(int argc, char** argv) {
   const bool full = enforced_in_full(verdicts);
   const auto guarantees = assess_guarantees(*spec, *layers);
   const std::string refused = refusal(guarantees);
-  const bool starts = k.userns_works && refused.empty();
+  // The verdicts are reasoned from probes; a trial start of the default profile's sandbox (built, sealed and torn
+  // down, nothing run in it) is the proof, and catches what no probe asks: a container's filter refusing one call
+  // of the many the build makes.
+  std::string trial_failure;
+  if (k.userns_works && refused.empty()) {
+    NullEventSink quiet;
+    auto trial = Sandbox::create(*spec, quiet);
+    if (trial.is_ok()) {
+      (*trial)->shutdown();
+    } else {
+      trial_failure = trial.status().message();
+    }
+  }
+  ::rmdir(workspace);
+  const bool starts = k.userns_works && refused.empty() && trial_failure.empty();
   const std::string slow_start = startup_advice(k, mechanisms);
   const auto container = container_settings(k, host_signals(), container_probe());
 
@@ -159,6 +175,7 @@ int run_doctor(int argc, char** argv) {
                             {"enforced_in_full", full},
                             {"guarantees", held},
                             {"every_guarantee_held", refused.empty()},
+                            {"trial_start", trial_failure.empty() ? "ok" : trial_failure},
                             {"starts", starts}}},
                           {"startup_advice", slow_start}};
     if (!container.empty()) {
@@ -196,6 +213,8 @@ int run_doctor(int argc, char** argv) {
     std::printf("\nNo sandbox can be built here: the namespaces line above says why and what enables them.\n");
   } else if (!refused.empty()) {
     std::printf("\nThe default profile does NOT start here: %s.\n", refused.c_str());
+  } else if (!trial_failure.empty()) {
+    std::printf("\nThe default profile does NOT start here: a trial start failed: %s\n", trial_failure.c_str());
   } else if (full) {
     std::printf("\nThe default profile is enforced in full.\n");
   } else {
