@@ -33,8 +33,11 @@ TEST(DoctorContainer, ADefaultPodNamesEveryFieldThatFixesIt) {
   probe.apparmor_label = "cri-containerd.apparmor.d (enforce)";
   probe.proc_masks = {"/proc/kcore", "/proc/sys"};
   auto all = container_settings(blocked_kernel(), host, probe);
-  ASSERT_EQ(5u, all.size());
-  for (const auto& s : all) EXPECT_EQ(s.name == "cgroups", s.ok) << s.name;
+  ASSERT_EQ(6u, all.size());
+  for (const auto& s : all) EXPECT_EQ(s.name == "cgroups" || s.name == "tun", s.ok) << s.name;
+  // tun is named, and said to be unneeded: nobody should grant a device or NET_ADMIN for oishell.
+  EXPECT_NE(std::string::npos, setting(all, "tun").state.find(": not needed (")) << setting(all, "tun").state;
+  EXPECT_EQ("", setting(all, "tun").fix);
   EXPECT_EQ("spec.hostUsers: false (a user namespace of the pod's own), with the seccomp fix",
             setting(all, "user namespaces").fix);
   EXPECT_NE(std::string::npos, setting(all, "seccomp").fix.find("{type: Localhost, localhostProfile: oishell.json}"));

@@ -107,6 +107,14 @@ std::vector<ContainerSetting> container_settings(const KernelFacts& k, const Hos
   if (!writable) cgroups.fix = kube ? "resources.limits (memory, cpu, ephemeral-storage) on the container"
                                     : "--memory and --pids-limit on the container";
   out.push_back(cgroups);
+
+  // tun: never needed. The sandbox's only way out is the supervisor's relay and connect broker, which need no
+  // device; said so that nobody grants /dev/net/tun (or NET_ADMIN) to a pod for oishell's sake.
+  out.push_back(ContainerSetting{"tun", true,
+                                 (k.tun_in_userns ? std::string("available") : "not available (" + k.tun_detail + ")") +
+                                     ": not needed (the sandbox's network is the supervisor's relay and connect "
+                                     "broker; no device)",
+                                 ""});
   return out;
 }
 
