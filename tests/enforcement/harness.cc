@@ -133,14 +133,25 @@ BackgroundOishell start_oishell(const std::vector<std::string>& oishell_args, co
   envp.push_back(nullptr);
   int err_pipe[2] = {-1, -1};
   if (capture_stderr && ::pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+  // oishell starts as from a terminal, whatever the test runner inherited: a runner started in the background of a
+  // shell without job control has SIGINT and SIGQUIT ignored, and the ignoring would pass on through exec. They are
+  // blocked from before the fork until the child has reset them, so that a signal sent the moment this returns is
+  // held for it rather than dropped by the inherited SIG_IGN.
+  sigset_t held, saved;
+  sigemptyset(&held);
+  sigaddset(&held, SIGINT);
+  sigaddset(&held, SIGQUIT);
+  ::pthread_sigmask(SIG_BLOCK, &held, &saved);
   pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork");
+  if (pid < 0) {
+    ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    throw std::runtime_error("fork");
+  }
   if (pid == 0) {  // only async-signal-safe calls from here to the exec
     if (own_group) ::setpgid(0, 0);
-    // oishell starts as from a terminal, whatever the test runner inherited: a runner started in the background of
-    // a shell without job control has SIGINT and SIGQUIT ignored, and the ignoring would pass on through exec.
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGQUIT, SIG_DFL);
+    ::sigprocmask(SIG_SETMASK, &saved, nullptr);
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
@@ -149,6 +160,7 @@ BackgroundOishell start_oishell(const std::vector<std::string>& oishell_args, co
     ::execve(args[0], args.data(), envp.data());
     _exit(127);
   }
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   if (own_group) ::setpgid(pid, pid);  // also here, so that a kill of the group right after this finds it
   BackgroundOishell started;
   started.pid = pid;
