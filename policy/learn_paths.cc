@@ -7,6 +7,7 @@
 #include "policy/compiler.h"
 #include "policy/learn_entries.h"
 #include "policy/mount_plan.h"
+#include "policy/path_verdict.h"
 #include "policy/paths.h"
 
 namespace oishell::policy {
@@ -73,13 +74,7 @@ Cover PathLearner::cover(const std::string& path) const {
   for (const auto& h : facts_.hidden) {
     if (path_within(path, h)) return Cover::hidden;
   }
-  const MountStep* best = nullptr;
-  for (const auto& m : base_.mounts) {
-    if (m.kind == MountStep::Kind::symlink) continue;
-    if (!path_within(path, m.target)) continue;
-    if (m.kind == MountStep::Kind::hide) return Cover::hidden;
-    if (!best || depth(m.target) >= depth(best->target)) best = &m;
-  }
+  const MountStep* best = deciding_step(base_, path);
   if (!best) return Cover::none;
   switch (best->kind) {
     case MountStep::Kind::bind_ro:

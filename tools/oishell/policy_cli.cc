@@ -18,7 +18,8 @@ std::vector<completion::Option> policy_verb_options(std::vector<completion::Opti
 std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv,
                                                         const std::vector<completion::Option>& options,
                                                         std::vector<std::string>& seen, const char* usage,
-                                                        bool* help) {
+                                                        bool* help,
+                                                        std::vector<std::pair<std::string, std::string>>* values) {
   const completion::Option* profile = completion::find_option(options, "--profile");
   std::vector<PolicyArg> out;
   for (int i = 1; i < argc; ++i) {
@@ -41,6 +42,16 @@ std::optional<std::vector<PolicyArg>> parse_policy_args(int argc, char** argv,
       out.push_back(PolicyArg{{"", arg.substr(8)}});
     } else if (option && !option->takes_value()) {
       seen.push_back(option->names.front());
+    } else if (option && values) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "oishell %s: %s needs %s\n%s", argv[0], arg.c_str(), option->arg.c_str(), usage);
+        return std::nullopt;
+      }
+      values->emplace_back(option->names.front(), argv[++i]);
+    } else if (const size_t eq = arg.find('='); values && arg.starts_with("--") && eq != std::string::npos &&
+                                                 completion::find_option(options, arg.substr(0, eq)) &&
+                                                 completion::find_option(options, arg.substr(0, eq))->takes_value()) {
+      values->emplace_back(completion::find_option(options, arg.substr(0, eq))->names.front(), arg.substr(eq + 1));
     } else if (arg.starts_with("-") && arg != "-") {
       std::fprintf(stderr, "oishell %s: unknown option `%s`\n%s", argv[0], arg.c_str(), usage);
       return std::nullopt;
