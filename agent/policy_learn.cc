@@ -39,6 +39,10 @@ PolicyProposal propose_policy_rules(const std::vector<nlohmann::json>& denials) 
     } else if (event == "denied" && e.value("kind", "") == "syscall") {
       const std::string name = e.value("syscall", "");
       if (name.empty()) continue;
+      if (std::string why = e.value("not_allowable", ""); !why.empty()) {  // the floor (policy/seccomp_sets.h)
+        ++refused["system call " + name + " (" + e.value("set", "?") + "; no policy can allow it: " + why + ")"];
+        continue;
+      }
       ++refused["system call " + name + " (" + e.value("set", "?") +
                 "; no flag adds it: `process: {allow_syscalls: [" + name + "]}` in a policy file lifts every check "
                 "of that call)"];

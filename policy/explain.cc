@@ -307,7 +307,13 @@ void environment(const SandboxSpec& spec, std::string& out) {
 void guarantees(const SandboxSpec& spec, const LayerFacts& layers, std::string& out) {
   out += "Guarantees here, with Landlock " + describe_landlock(layers) + "\n";
   for (const auto& g : assess_guarantees(spec, layers)) {
-    out += "  " + g.statement + (g.held() ? "" : " LOST: no layer holds it here.") + "\n";
+    std::string lost;
+    if (!g.waived_by.empty()) {
+      lost = " LOST: " + join(g.waived_by, "; ") + ".";
+    } else if (!g.held()) {
+      lost = " LOST: no layer holds it here.";
+    }
+    out += "  " + g.statement + lost + "\n";
     std::vector<std::string> by;
     for (const auto& l : g.held_by) by.push_back(l.name + " (" + l.how + ")");
     if (!by.empty()) out += "    Held by " + join(by, "; ") + ".\n";

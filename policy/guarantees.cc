@@ -14,6 +14,8 @@
 
 #include <algorithm>
 
+#include "policy/seccomp_sets.h"
+
 namespace oishell {
 namespace {
 
@@ -29,13 +31,17 @@ constexpr LandlockLayer kTcpRules{4, "Landlock TCP port rules", "Linux 6.7"};
 constexpr LandlockLayer kIoctlDev{5, "Landlock device ioctl rules", "Linux 6.10"};
 constexpr LandlockLayer kScopes{6, "Landlock scopes", "Linux 6.12"};
 
-bool has_set(const SandboxSpec& spec, const char* set) {
-  return std::find(spec.seccomp.deny_sets.begin(), spec.seccomp.deny_sets.end(), set) != spec.seccomp.deny_sets.end();
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
 }
 
 class Table {
  public:
-  Table(const SandboxSpec& spec, const LayerFacts& facts) : spec_(spec), facts_(facts) {}
+  Table(const SandboxSpec& spec, const LayerFacts& facts) : facts_(facts) {
+    if (auto sets = seccomp_sets::sets_in_effect(spec.seccomp)) sets_ = std::move(*sets);
+  }
 
   GuaranteeState& add(std::string id, std::string statement) {
     out_.push_back(GuaranteeState{std::move(id), std::move(statement), {}, {}});
@@ -52,19 +58,33 @@ class Table {
                                                        "); in use: ABI " + std::to_string(facts_.landlock_abi)});
     }
   }
-  void seccomp(GuaranteeState& g, const char* set, std::string how) const {
-    if (!has_set(spec_, set)) return;  // not in this policy: not a layer it asked for
-    if (facts_.seccomp_filter) {
-      held(g, std::string("seccomp (") + set + ")", std::move(how));
+  // The seccomp layer of set `name`, as the program holds it: none when the policy has no such set; waived when
+  // allow_syscalls took calls out of it (what remains no longer keeps the promise whole).
+  void seccomp(GuaranteeState& g, std::string_view name, std::string how) const {
+    const seccomp_sets::SetInEffect* effect = in_effect(name);
+    if (effect == nullptr) return;  // not in this policy: not a layer it asked for
+    const std::string layer = "seccomp (" + std::string(name) + ")";
+    if (!effect->lifted.empty()) {
+      g.waived_by.push_back("process.allow_syscalls takes " + join_names(effect->lifted) + " out of the " +
+                            std::string(name) + " set");
+    } else if (facts_.seccomp_filter) {
+      held(g, layer, std::move(how));
     } else {
-      g.missing.push_back(MissingLayer{std::string("seccomp (") + set + ")", "a kernel with seccomp filters"});
+      g.missing.push_back(MissingLayer{layer, "a kernel with seccomp filters"});
     }
   }
+  const seccomp_sets::SetInEffect* in_effect(std::string_view name) const {
+    for (const auto& effect : sets_) {
+      if (effect.set->name == name) return &effect;
+    }
+    return nullptr;
+  }
+  const std::vector<seccomp_sets::SetInEffect>& sets() const { return sets_; }
   std::vector<GuaranteeState> take() { return std::move(out_); }
 
  private:
-  const SandboxSpec& spec_;
   const LayerFacts& facts_;
+  std::vector<seccomp_sets::SetInEffect> sets_;  // empty when the spec's seccomp does not compile
   std::vector<GuaranteeState> out_;
 };
 
@@ -124,11 +144,14 @@ std::vector<GuaranteeState> assess_guarantees(const SandboxSpec& spec, const Lay
                                              : "what git executes or obeys in the workspace's .git bound read-only");
   Table::held(git, "supervisor", "repositories made or changed inside are neutralised before the host's git reads them");
 
-  auto& setid = t.add("priv.setid", "No set-id or file-capability program gains privileges, and no set-id file "
-                                    "can be made.");
+  auto& setid = t.add("priv.setid", "No set-id or file-capability program gains privileges.");
   Table::held(setid, "mount namespace", "every mount nosuid");
   Table::held(setid, "capabilities", "no_new_privs and no capability in any set");
-  t.seccomp(setid, "setid_files", "chmod and creation modes with set-id bits refused");
+
+  // The owner of a file may set its mode: only seccomp keeps a sandbox root started from leaving set-uid-root files.
+  auto& setid_files = t.add("fs.setid", "No file with a set-user-ID or set-group-ID bit can be made (none is left "
+                                        "on the host).");
+  t.seccomp(setid_files, "setid_files", "chmod and creation modes with set-id bits refused");
 
   auto& priv = t.add("priv.host", "Code inside has no privilege over the host's files, kernel settings or devices.");
   Table::held(priv, "user namespace", "root inside is an unprivileged id outside");
@@ -163,10 +186,29 @@ std::vector<GuaranteeState> assess_guarantees(const SandboxSpec& spec, const Lay
   t.seccomp(dev, "terminal_injection", "TIOCSTI, TIOCLINUX and TIOCSETD refused");
   t.landlock(dev, kIoctlDev, "device ioctls only beneath /dev");
 
-  std::string sets;
-  for (const auto& s : spec.seccomp.deny_sets) sets += (sets.empty() ? "" : ", ") + s;
-  auto& kernel = t.add("kernel", "The kernel interfaces of the policy's deny sets (" + sets + ") cannot be used.");
-  if (facts.seccomp_filter) {
+  auto& sockets = t.add("net.sockets", "No raw, packet, vsock or other exotic socket can be made, nor netlink "
+                                       "other than route's.");
+  t.seccomp(sockets, "sockets", "socket and socketpair refused for those families, types and protocols");
+
+  // io_uring's rings make calls inside the kernel, where no filter sees them: every seccomp layer above rests on it.
+  auto& sight = t.add("seccomp.sight", "Every system call of the sandbox passes its seccomp filter (no io_uring "
+                                       "ring makes calls out of its sight).");
+  t.seccomp(sight, "io_uring", "io_uring_setup, io_uring_enter and io_uring_register refused");
+
+  // The sets as the program holds them; a set some calls were taken out of is named with what it lost.
+  std::string sets, lifted;
+  for (const auto& effect : t.sets()) {
+    sets += (sets.empty() ? "" : ", ") + std::string(effect.set->name);
+    if (!effect.lifted.empty()) {
+      lifted += (lifted.empty() ? "" : "; ") + join_names(effect.lifted) + " from " + std::string(effect.set->name);
+    }
+  }
+  auto& kernel = t.add("kernel", "The kernel interfaces of the policy's deny sets (" + sets + ") cannot be used" +
+                                     (lifted.empty() ? "" : ", but for what process.allow_syscalls takes out (" +
+                                                                lifted + ")") + ".");
+  if (t.sets().empty()) {
+    kernel.missing.push_back(MissingLayer{"seccomp", "a seccomp program this policy can compile"});
+  } else if (facts.seccomp_filter) {
     Table::held(kernel, "seccomp", "those system calls refused, or the process killed");
   } else {
     kernel.missing.push_back(MissingLayer{"seccomp", "a kernel with seccomp filters (CONFIG_SECCOMP_FILTER)"});
@@ -177,7 +219,7 @@ std::vector<GuaranteeState> assess_guarantees(const SandboxSpec& spec, const Lay
 std::string refusal(const std::vector<GuaranteeState>& guarantees) {
   std::string out;
   for (const auto& g : guarantees) {
-    if (g.held()) continue;
+    if (g.held() || !g.waived_by.empty()) continue;  // a waiver is the policy's, not a kernel's to give
     std::string needs;
     for (const auto& m : g.missing) needs += (needs.empty() ? "" : ", or ") + m.name + ": " + m.needs;
     out += (out.empty() ? "" : "; ") + g.id + " (" + g.statement + ") would be held by no layer here; it needs " +

@@ -37,10 +37,15 @@ struct GuaranteeState {
   std::string statement;  // the promise, one sentence
   std::vector<Layer> held_by;          // on this machine
   std::vector<MissingLayer> missing;   // layers this oishell would add on a newer or differently set-up kernel
-  bool held() const { return !held_by.empty(); }
+  // What the policy itself gave up of it, one clause each ("process.allow_syscalls takes socket out of the sockets
+  // set"): a guarantee waived is lost whatever its layers, and is not a refusal of `landlock: required` (no kernel
+  // would hold it; the policy asked).
+  std::vector<std::string> waived_by;
+  bool held() const { return !held_by.empty() && waived_by.empty(); }
 };
 
-// Every guarantee of `spec`, with its layers on a machine with `facts`.
+// Every guarantee of `spec`, with its layers on a machine with `facts`. Its seccomp layers are read from the sets
+// the program holds (policy/seccomp_sets: sets_in_effect, what the compiler loads), never from the set names alone.
 std::vector<GuaranteeState> assess_guarantees(const SandboxSpec& spec, const LayerFacts& facts);
 
 // With spec.landlock.required: the refusal when a guarantee is held by no layer (naming it, the feature that would

@@ -6,6 +6,7 @@
 #include "policy/http_token.h"
 #include "policy/parse_util.h"
 #include "policy/paths.h"
+#include "policy/seccomp_sets.h"
 #include "policy/units.h"
 
 namespace oishell::policy::detail {
@@ -415,6 +416,11 @@ void parse_process(NodeReader& reader, const YamlNode& node, ProcessPolicy& out)
         if (!name) continue;
         if (!valid_syscall_name(*name)) {
           reader.error(items[i], item_path, "`" + *name + "` is not a system call name", "like ptrace");
+          continue;
+        }
+        if (std::string why = seccomp_sets::why_not_liftable(*name); !why.empty()) {
+          reader.error(items[i], item_path, "`" + *name + "` cannot be allowed: " + why,
+                       "remove it; no policy can take it out of the seccomp program");
           continue;
         }
         out.allow_syscalls.emplace_back(*name, reader.pos(items[i]));

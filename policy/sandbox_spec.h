@@ -72,7 +72,7 @@ struct SeccompSpec {
   // Deny sets by purpose, e.g. "mount_and_pivot", "namespaces", "kernel_modules", "kexec", "keyring",
   // "bpf_and_perf", "tracing", "userfaultfd", "io_uring", "handles", "terminal_injection", "sockets",
   // "clock_and_admin", "setid_files", "personality"; strict adds "strict_extras". Names are defined in
-  // runtime/inside/seccomp_sets.
+  // policy/seccomp_sets.
   std::vector<std::string> deny_sets;
   std::vector<std::string> allow_syscalls;  // removed from the deny sets
   bool nested_namespaces = false;

@@ -87,7 +87,7 @@ class Broker {
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
-  // A notification of a brokered call (runtime/inside/seccomp_sets broker_rules), on the loop thread.
+  // A notification of a brokered call (policy/seccomp_sets broker_rules), on the loop thread.
   void submit(const seccomp_notif& notification);
   static bool owns(uint64_t tag) { return (tag >> 60) == 1; }  // bit 60 alone (61: DNS, 62: c-ares, 63: listeners)
   void on_event(uint64_t tag, uint32_t events);

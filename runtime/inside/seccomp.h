@@ -10,7 +10,7 @@
 #include "base/status.h"
 #include "base/unique_fd.h"
 #include "policy/sandbox_spec.h"
-#include "runtime/inside/seccomp_sets.h"
+#include "policy/seccomp_sets.h"
 #include "runtime/outside/events.h"
 
 namespace oishell {

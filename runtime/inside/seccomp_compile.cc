@@ -1,4 +1,4 @@
-// The seccomp compiler: the deny sets of runtime/inside/seccomp_sets planned for a SeccompSpec and compiled by libseccomp
+// The seccomp compiler: the deny sets of policy/seccomp_sets planned for a SeccompSpec and compiled by libseccomp
 // (default allow, native x86_64 only, foreign ABIs killed). A library of its own, so that the build can run it
 // (tools/seccomp_precompile.cc).
 #include "runtime/inside/seccomp_compile.h"
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "base/unique_fd.h"
-#include "runtime/inside/seccomp_sets.h"
+#include "policy/seccomp_sets.h"
 
 namespace oishell {
 namespace {
@@ -27,33 +27,22 @@ struct PlannedRule {
   bool observed = false;
 };
 
-// The active rules for `spec`: its sets (every default set when the list is empty; strict adds strict_extras),
-// minus the namespaces set when nested namespaces are allowed, minus allow_syscalls. Unknown names are errors.
+// The active rules for `spec`: the rules of its sets in effect (policy/seccomp_sets: sets_in_effect, which the
+// guarantee table reads too), then the broker's and the observer's. Unknown names are errors.
 Result<std::vector<PlannedRule>> plan(const SeccompSpec& spec) {
-  std::vector<std::string_view> names(spec.deny_sets.begin(), spec.deny_sets.end());
-  if (names.empty()) names = seccomp_sets::default_set_names();
-  if (spec.level == SeccompLevel::strict) names.push_back("strict_extras");
   for (const auto& allowed : spec.allow_syscalls) {
     if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, allowed.c_str()) < 0) {
       return Status::error("seccomp: allow_syscalls names an unknown x86_64 syscall `" + allowed + "`");
     }
   }
+  auto sets = seccomp_sets::sets_in_effect(spec);
+  if (!sets) return sets.status();
   std::vector<PlannedRule> rules;
-  std::vector<std::string_view> seen;
-  for (std::string_view name : names) {
-    const seccomp_sets::DenySet* set = seccomp_sets::find(name);
-    if (set == nullptr) return Status::error("seccomp: unknown deny set `" + std::string(name) + "`");
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
-    seen.push_back(name);
-    if (name == "namespaces" && spec.nested_namespaces) continue;
-    for (const auto& rule : set->rules) {
-      if (std::find(spec.allow_syscalls.begin(), spec.allow_syscalls.end(), rule.syscall) !=
-          spec.allow_syscalls.end()) {
-        continue;
-      }
-      int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, rule.syscall);
-      if (nr < 0) return Status::error(std::string("seccomp: syscall `") + rule.syscall + "` unknown to libseccomp");
-      rules.push_back({nr, set->name, &rule});
+  for (const auto& effect : *sets) {
+    for (const seccomp_sets::Rule* rule : effect.rules) {
+      int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, rule->syscall);
+      if (nr < 0) return Status::error(std::string("seccomp: syscall `") + rule->syscall + "` unknown to libseccomp");
+      rules.push_back({nr, effect.set->name, rule});
     }
   }
   for (const auto& rule : seccomp_sets::broker_rules()) {

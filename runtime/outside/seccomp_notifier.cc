@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "policy/seccomp_sets.h"
 #include "runtime/inside/seccomp_compile.h"
 
 namespace oishell {
@@ -109,12 +110,17 @@ Status SeccompNotifier::handle_ready() {
 
   // Reported before the answer: the blocked call cannot return (and the code that made it cannot finish) before
   // its denial is on its way to the user and the model.
-  events_.emit({{"event", "denied"},
-                {"kind", "syscall"},
-                {"syscall", syscall_name(req->data.nr)},
-                {"set", set},
-                {"errno", errno_name(err)},
-                {"pid", req->pid}});
+  nlohmann::json denied = {{"event", "denied"},
+                           {"kind", "syscall"},
+                           {"syscall", syscall_name(req->data.nr)},
+                           {"set", set},
+                           {"errno", errno_name(err)},
+                           {"pid", req->pid}};
+  // A call of the floor (io_uring, set-id modes): learn and the agent say no policy can allow it, and why.
+  if (std::string why = seccomp_sets::why_not_liftable(denied["syscall"].get<std::string>()); !why.empty()) {
+    denied["not_allowable"] = why;
+  }
+  events_.emit(denied);
 
   // The answer is always a denial, so nothing is read from the caller's memory and the id check cannot race in a
   // way that matters; it still tells a live caller from one that died while waiting.

@@ -182,7 +182,10 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   }
   // With best_effort, a guarantee held by no layer here is what degraded.
   for (const auto& g : guarantees_) {
-    if (!g.held()) degradations_.push_back("guarantee lost: " + g.id + ": " + g.statement);
+    if (g.held()) continue;
+    std::string why;
+    for (const auto& w : g.waived_by) why += (why.empty() ? " (" : "; ") + w;
+    degradations_.push_back("guarantee lost: " + g.id + ": " + g.statement + (why.empty() ? "" : why + ")"));
   }
   if (!fds.empty()) notifier_ = std::make_unique<SeccompNotifier>(std::move(fds[0]), std::move(seccomp_reports_), events_);
 

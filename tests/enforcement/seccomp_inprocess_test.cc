@@ -22,7 +22,7 @@
 
 #include "harness.h"
 #include "runtime/inside/seccomp.h"
-#include "runtime/inside/seccomp_sets.h"
+#include "policy/seccomp_sets.h"
 #include "seal_child.h"
 
 namespace oishell::test {
@@ -353,6 +353,30 @@ TEST(SeccompInProcess, BadSpecFailsClosed) {
     return 0;
   });
   EXPECT_EQ(r.at("result"), "seccomp: allow_syscalls names an unknown x86_64 syscall `ptrac`");
+
+  // A spec from elsewhere than a policy file (the supervise protocol's JSON) cannot take out the floor either: no
+  // program is loaded without io_uring's and setid_files' rules whole (issue 33, finding 1).
+  SeccompSpec uring = default_spec();
+  uring.allow_syscalls = {"io_uring_setup", "io_uring_enter", "io_uring_register"};
+  r = run_in_child([&](const Child& c) {
+    auto fd = seccomp_apply(uring);
+    c.report("result", fd ? "loaded" : fd.status().message());
+    return 0;
+  });
+  EXPECT_EQ(r.at("result").rfind("seccomp: allow_syscalls cannot take out `io_uring_setup`: io_uring performs open, "
+                                 "connect, socket and other calls inside the kernel",
+                                 0),
+            0u)
+      << r.at("result");
+  SeccompSpec no_setid = default_spec();
+  no_setid.deny_sets.erase(std::find(no_setid.deny_sets.begin(), no_setid.deny_sets.end(), "setid_files"));
+  r = run_in_child([&](const Child& c) {
+    auto fd = seccomp_apply(no_setid);
+    c.report("result", fd ? "loaded" : fd.status().message());
+    return 0;
+  });
+  EXPECT_EQ(r.at("result").rfind("seccomp: the deny sets leave out `setid_files`, which every sandbox holds", 0), 0u)
+      << r.at("result");
 }
 
 // The supervisor compiles the program and init loads it after it crossed the control socket as bytes: the

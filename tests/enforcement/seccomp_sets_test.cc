@@ -15,7 +15,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "runtime/inside/seccomp_sets.h"
+#include "policy/seccomp_sets.h"
 
 namespace oishell::test {
 namespace {

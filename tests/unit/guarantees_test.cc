@@ -2,6 +2,7 @@
 // by the layers each ABI brings; a machine without seccomp filters loses the kernel guarantee, and `required`
 // refuses naming it, the feature and the options.
 #include "policy/guarantees.h"
+#include "policy/seccomp_sets.h"
 
 #include <algorithm>
 #include <string>
@@ -18,7 +19,7 @@ SandboxSpec default_like() {
   spec.mounts = {{MountStep::Kind::bind_ro, "/usr", "/usr"},
                  {MountStep::Kind::bind_rw, "/home/u/project", "/home/u/project"},
                  {MountStep::Kind::hide, "", "/home/u/.ssh"}};
-  spec.seccomp.deny_sets = {"mount_and_pivot", "terminal_injection", "setid_files"};
+  spec.seccomp.deny_sets = {"mount_and_pivot", "terminal_injection", "sockets", "io_uring", "setid_files"};
   spec.network.mode = NetMode::proxy;
   return spec;
 }
@@ -47,7 +48,7 @@ std::vector<std::string> names(const std::vector<Layer>& layers) {
 TEST(Guarantees, EveryOneIsHeldAtEveryLandlockAbi) {
   for (int abi = 0; abi <= kLandlockAbiKnown; ++abi) {
     auto all = assess_guarantees(default_like(), at(abi));
-    ASSERT_EQ(all.size(), 12u);
+    ASSERT_EQ(all.size(), 15u);
     for (const auto& g : all) EXPECT_TRUE(g.held()) << g.id << " at ABI " << abi;
     EXPECT_EQ(refusal(all), "") << abi;
     EXPECT_EQ(fewer_layers(all).empty(), abi >= 6) << abi;
@@ -103,19 +104,82 @@ TEST(Guarantees, StatementsNameThePolicysPaths) {
 TEST(Guarantees, WithoutSeccompTheKernelGuaranteeIsLostAndRequiredRefuses) {
   auto all = assess_guarantees(default_like(), at(7, false));
   EXPECT_FALSE(find(all, "kernel").held());
-  // Other guarantees keep their other layers.
+  // The guarantees seccomp alone holds go with it; the others keep their other layers.
+  for (const char* id : {"fs.setid", "net.sockets", "seccomp.sight"}) EXPECT_FALSE(find(all, id).held()) << id;
   EXPECT_EQ(names(find(all, "priv.setid").held_by), (std::vector<std::string>{"mount namespace", "capabilities"}));
-  EXPECT_EQ(refusal(all),
-            "landlock (required): kernel (The kernel interfaces of the policy's deny sets (mount_and_pivot, "
-            "terminal_injection, setid_files) cannot be used.) would be held by no layer here; it needs seccomp: a "
-            "kernel with seccomp filters (CONFIG_SECCOMP_FILTER). Options: run on a kernel with that feature, or set "
-            "`landlock: best_effort` in the policy to run without it (`oishell doctor` shows what holds each "
-            "guarantee here)");
+  const std::string why = refusal(all);
+  EXPECT_EQ(why.rfind("landlock (required): fs.setid (No file with a set-user-ID or set-group-ID bit can be made "
+                      "(none is left on the host).) would be held by no layer here; it needs seccomp (setid_files): a "
+                      "kernel with seccomp filters; ",
+                      0),
+            0u)
+      << why;
+  EXPECT_NE(why.find("kernel (The kernel interfaces of the policy's deny sets (mount_and_pivot, terminal_injection, "
+                     "sockets, io_uring, setid_files) cannot be used.) would be held by no layer here; it needs "
+                     "seccomp: a kernel with seccomp filters (CONFIG_SECCOMP_FILTER). Options: run on a kernel with "
+                     "that feature, or set `landlock: best_effort` in the policy to run without it (`oishell doctor` "
+                     "shows what holds each guarantee here)"),
+            std::string::npos)
+      << why;
   auto lines = fewer_layers(all);
   EXPECT_NE(std::find(lines.begin(), lines.end(),
                       "kernel: held by NO layer; not by seccomp (needs a kernel with seccomp filters "
                       "(CONFIG_SECCOMP_FILTER))"),
             lines.end());
+}
+
+// A call taken out of a set by process.allow_syscalls is read from the program's sets (what the compiler loads), not
+// from the set names: the guarantee that set held is lost, says why, and `landlock: required` does not refuse for it
+// (the policy's own choice, which no kernel would give back). The kernel guarantee names what was taken out.
+TEST(Guarantees, ACallTakenOutOfASetWaivesWhatTheSetHeld) {
+  SandboxSpec spec = default_like();
+  spec.seccomp.allow_syscalls = {"socket", "socketpair"};
+  auto all = assess_guarantees(spec, at(7));
+  const auto& sockets = find(all, "net.sockets");
+  EXPECT_FALSE(sockets.held());
+  EXPECT_EQ(sockets.waived_by,
+            std::vector<std::string>{"process.allow_syscalls takes socket and socketpair out of the sockets set"});
+  EXPECT_TRUE(find(all, "seccomp.sight").held());
+  EXPECT_TRUE(find(all, "fs.setid").held());
+  EXPECT_EQ(refusal(all), "");
+  EXPECT_TRUE(find(all, "kernel").held());
+  EXPECT_EQ(find(all, "kernel").statement,
+            "The kernel interfaces of the policy's deny sets (mount_and_pivot, terminal_injection, sockets, io_uring, "
+            "setid_files) cannot be used, but for what process.allow_syscalls takes out (socket and socketpair from "
+            "sockets).");
+  // Taking ioctl out of terminal_injection loses the dev guarantee though the mount namespace still holds a part.
+  spec.seccomp.allow_syscalls = {"ioctl"};
+  EXPECT_FALSE(find(assess_guarantees(spec, at(7)), "dev").held());
+}
+
+// io_uring and setid_files are the floor: a spec that lifts one of their calls or leaves the set out does not
+// compile, and its guarantees say so rather than claim the sets' layers.
+TEST(Guarantees, TheFloorSetsCannotBeLiftedOrLeftOut) {
+  for (const char* call : {"io_uring_setup", "io_uring_enter", "io_uring_register", "chmod", "openat"}) {
+    SeccompSpec seccomp = default_like().seccomp;
+    seccomp.allow_syscalls = {call};
+    auto sets = seccomp_sets::sets_in_effect(seccomp);
+    ASSERT_FALSE(sets.is_ok()) << call;
+    EXPECT_EQ(sets.status().message().rfind(std::string("seccomp: allow_syscalls cannot take out `") + call + "`: ", 0),
+              0u)
+        << sets.status().message();
+  }
+  SeccompSpec without = default_like().seccomp;
+  without.deny_sets = {"mount_and_pivot", "setid_files"};
+  auto sets = seccomp_sets::sets_in_effect(without);
+  ASSERT_FALSE(sets.is_ok());
+  EXPECT_EQ(sets.status().message(),
+            "seccomp: the deny sets leave out `io_uring`, which every sandbox holds (io_uring (bypasses seccomp for "
+            "the operations it performs))");
+  SandboxSpec spec = default_like();
+  spec.seccomp = without;
+  auto all = assess_guarantees(spec, at(7));
+  EXPECT_FALSE(find(all, "kernel").held());
+  EXPECT_FALSE(find(all, "seccomp.sight").held());
+  // The allowed neighbour: the default sets with a call of another set taken out.
+  SeccompSpec ptrace = default_like().seccomp;
+  ptrace.allow_syscalls = {"ptrace"};
+  EXPECT_TRUE(seccomp_sets::sets_in_effect(ptrace).is_ok());
 }
 
 TEST(Guarantees, DescribeLandlockSaysWhereTheAbiComesFrom) {

@@ -164,7 +164,7 @@ int run_doctor(int argc, char** argv) {
       for (const auto& l : g.held_by) by.push_back({{"layer", l.name}, {"how", l.how}});
       for (const auto& m : g.missing) missing.push_back({{"layer", m.name}, {"needs", m.needs}});
       held.push_back({{"id", g.id}, {"statement", g.statement}, {"held", g.held()}, {"held_by", by},
-                      {"missing", missing}});
+                      {"missing", missing}, {"waived_by", g.waived_by}});
     }
     nlohmann::json kernel = kernel_facts_json(k);
     kernel["landlock"]["in_use"] = layers->landlock_abi;

@@ -23,7 +23,7 @@
 #include "policy/host_fs.h"
 #include "policy/learn_writer.h"
 #include "policy/load.h"
-#include "runtime/inside/seccomp_sets.h"
+#include "policy/seccomp_sets.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/policy_flags.h"
 #include "tools/oishell/run_confined.h"
@@ -108,7 +108,10 @@ class LearnEvents final : public EventSink {
     } else if (kind == "denied" && event.value("kind", "") == "syscall") {
       const std::string name = event.value("syscall", "");
       const std::string set = event.value("set", "");
-      if (denied_outright(set, name)) {
+      if (std::string why = seccomp_sets::why_not_liftable(name); !why.empty()) {
+        // io_uring, set-id modes: no policy can allow them (policy/seccomp_sets.h, the floor).
+        ++conditional_[name + " (" + set + ": no policy can allow it: " + why + ")"];
+      } else if (denied_outright(set, name)) {
         ++syscalls_[name];
       } else {
         // Denied for its arguments only (a set-id mode, a namespace flag, a terminal ioctl): allow_syscalls would

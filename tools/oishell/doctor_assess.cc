@@ -4,7 +4,7 @@
 
 #include "policy/units.h"
 #include "runtime/outside/host_advice.h"
-#include "runtime/inside/seccomp_sets.h"
+#include "policy/seccomp_sets.h"
 
 namespace oishell::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/inside/seccomp_sets.h"
+#include "policy/seccomp_sets.h"
 
 #include <fcntl.h>
 #include <linux/netlink.h>
@@ -230,6 +230,64 @@ std::vector<std::string_view> default_set_names() {
     if (s.name != "strict_extras") names.push_back(s.name);
   }
   return names;
+}
+
+const std::vector<std::string_view>& floor_set_names() {
+  static const std::vector<std::string_view> names = {"io_uring", "setid_files"};
+  return names;
+}
+
+std::string why_not_liftable(std::string_view syscall) {
+  for (std::string_view name : floor_set_names()) {
+    const DenySet* set = find(name);
+    if (set == nullptr) continue;
+    for (const Rule& rule : set->rules) {
+      if (syscall != rule.syscall) continue;
+      if (name == "io_uring") {
+        return "io_uring performs open, connect, socket and other calls inside the kernel, where seccomp never sees "
+               "them: every deny set and the connect broker would be gone round";
+      }
+      return "`" + std::string(syscall) + "` is refused only with set-user-ID or set-group-ID bits, which a sandbox "
+             "never needs and which, in a sandbox root started, would leave set-uid-root files on the host";
+    }
+  }
+  return "";
+}
+
+Result<std::vector<SetInEffect>> sets_in_effect(const SeccompSpec& spec) {
+  for (const auto& allowed : spec.allow_syscalls) {
+    if (std::string why = why_not_liftable(allowed); !why.empty()) {
+      return Status::error("seccomp: allow_syscalls cannot take out `" + allowed + "`: " + why);
+    }
+  }
+  std::vector<std::string_view> names(spec.deny_sets.begin(), spec.deny_sets.end());
+  if (names.empty()) names = default_set_names();
+  if (spec.level == SeccompLevel::strict) names.push_back("strict_extras");
+  for (std::string_view floor : floor_set_names()) {
+    if (std::find(names.begin(), names.end(), floor) == names.end()) {
+      return Status::error("seccomp: the deny sets leave out `" + std::string(floor) +
+                           "`, which every sandbox holds (" + std::string(find(floor)->purpose) + ")");
+    }
+  }
+  std::vector<SetInEffect> out;
+  for (std::string_view name : names) {
+    const DenySet* set = find(name);
+    if (set == nullptr) return Status::error("seccomp: unknown deny set `" + std::string(name) + "`");
+    if (std::any_of(out.begin(), out.end(), [&](const SetInEffect& s) { return s.set->name == name; })) continue;
+    if (name == "namespaces" && spec.nested_namespaces) continue;
+    SetInEffect effect{set, {}, {}};
+    for (const Rule& rule : set->rules) {
+      const bool lifted = std::find(spec.allow_syscalls.begin(), spec.allow_syscalls.end(), rule.syscall) !=
+                          spec.allow_syscalls.end();
+      if (!lifted) {
+        effect.rules.push_back(&rule);
+      } else if (std::find(effect.lifted.begin(), effect.lifted.end(), rule.syscall) == effect.lifted.end()) {
+        effect.lifted.emplace_back(rule.syscall);
+      }
+    }
+    out.push_back(std::move(effect));
+  }
+  return out;
 }
 
 }  // namespace oishell::seccomp_sets

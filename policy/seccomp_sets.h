@@ -1,10 +1,15 @@
 #pragma once
 // seccomp deny sets, named by purpose. Pure data: which syscalls (and which argument values) each set denies, with
-// which errno, and whether the denial is reported (user notification) or answered directly by the filter.
-// runtime/inside/seccomp.cc compiles these into a libseccomp filter; `oishell doctor` and the tests list them.
+// which errno, and whether the denial is reported (user notification) or answered directly by the filter; and which
+// of them a spec puts in its program (sets_in_effect), the one answer the compiler (runtime/inside/seccomp_compile)
+// and the guarantee table (policy/guarantees) both read. `oishell doctor` and the tests list them.
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
+
+#include "base/status.h"
+#include "policy/sandbox_spec.h"
 
 namespace oishell::seccomp_sets {
 
@@ -68,5 +73,27 @@ std::vector<Block> aligned_blocks(uint32_t lo, uint32_t hi);
 // The fewest aligned blocks, gap by gap, that hold every value of [lo, hi] except those in `allowed` (in any order;
 // values outside [lo, hi] are ignored). Pure.
 std::vector<Block> blocks_except(uint32_t lo, uint32_t hi, std::vector<uint32_t> allowed);
+
+// The sets no spec can leave out, nor take a call out of:
+//   io_uring     its rings open, connect, make sockets and more inside the kernel, where no seccomp rule sees the
+//                call: with it, every other set and the connect broker could be gone round;
+//   setid_files  nothing else stops the owner of a file from setting its set-id bits, and the owner of a sandbox
+//                root started is host root: a set-uid-root program left in the workspace.
+const std::vector<std::string_view>& floor_set_names();
+
+// Why allow_syscalls may not name `syscall` (a call of a floor set), as one clause; "" when it may.
+std::string why_not_liftable(std::string_view syscall);
+
+// One set as a program holds it: its rules less those of the calls allow_syscalls names.
+struct SetInEffect {
+  const DenySet* set = nullptr;
+  std::vector<const Rule*> rules;   // in the program
+  std::vector<std::string> lifted;  // the calls allow_syscalls took out of this set (each once, in the set's order)
+};
+
+// The deny sets `spec` compiles to, in order: its sets (every default set when the list is empty; strict adds
+// strict_extras; each once), without `namespaces` when nested namespaces are allowed, each without the calls
+// allow_syscalls names. An error for an unknown set, a floor set left out, or a floor set's call in allow_syscalls.
+Result<std::vector<SetInEffect>> sets_in_effect(const SeccompSpec& spec);
 
 }  // namespace oishell::seccomp_sets
