@@ -133,6 +133,48 @@ bool visible_inside(const SandboxSpec& spec, const std::string& real) {
   return true;
 }
 
+// Whether `wide` (an allow rule that does not terminate) matches some host and port that `terminated` matches: the
+// relay then lets the connection pass untouched (the larger grant), and the terminated rule's methods, paths and
+// credentials never apply (runtime/relay/connection_upstream.cc, terminating_rules()).
+bool passthrough_overlaps(const HostRule& wide, const HostRule& terminated) {
+  if (wide.protocol != HostRule::Protocol::tcp || wide.tls == HostRule::Tls::terminate) return false;
+  const bool ports_meet = wide.ports.empty() || terminated.ports.empty() ||
+                          std::any_of(wide.ports.begin(), wide.ports.end(), [&](uint16_t p) {
+                            return std::find(terminated.ports.begin(), terminated.ports.end(), p) !=
+                                   terminated.ports.end();
+                          });
+  if (!ports_meet) return false;
+  switch (wide.kind) {
+    case HostRule::Kind::ip_cidr: return false;  // a terminated rule is by name; an address never matches it
+    case HostRule::Kind::exact: return terminated.kind == HostRule::Kind::exact && terminated.host == wide.host;
+    case HostRule::Kind::suffix:
+      // Below the wildcard: the terminated host itself, or (another wildcard) every name it covers.
+      return (terminated.host.size() > wide.host.size() + 1 && terminated.host.ends_with(wide.host) &&
+              terminated.host[terminated.host.size() - wide.host.size() - 1] == '.') ||
+             (terminated.kind == HostRule::Kind::suffix && terminated.host == wide.host);
+  }
+  return false;
+}
+
+// A terminating rule with checks or credentials that a passthrough rule also matches would be silently cancelled.
+void check_passthrough_overlaps(const Policy& policy, const SandboxSpec& spec, std::vector<Diagnostic>& errors) {
+  for (size_t i = 0; i < spec.network.allow.size(); ++i) {
+    const HostRule& terminated = spec.network.allow[i];
+    if (terminated.tls != HostRule::Tls::terminate) continue;
+    if (terminated.methods.empty() && terminated.paths.empty() && terminated.credentials.empty()) continue;
+    for (const HostRule& wide : spec.network.allow) {
+      if (!passthrough_overlaps(wide, terminated)) continue;
+      errors.push_back(plain(policy.network.allow[i].pos, "network.allow",
+                             "`" + terminated.text + "` terminates TLS for its methods, paths or credentials, but the "
+                             "passthrough rule `" + wide.text + "` matches it too, and the larger grant wins: none "
+                             "of them would apply",
+                             "narrow `" + wide.text + "` so that it leaves " + terminated.text +
+                                 " out, or give it `tls: terminate` too"));
+      break;
+    }
+  }
+}
+
 // The credentials and upstream CAs of terminating rules (issue 16): files expanded and checked on the host; a
 // secret's file must be one the sandbox cannot read; a credential's name is one credential (the same definition
 // may serve several rules), and its variable is set by nothing else.
@@ -157,6 +199,14 @@ void compile_credentials(const Policy& policy, const PathVars& vars, const HostF
       }
     }
     for (HttpCredential& c : rule.credentials) {
+      if (!c.from_env.empty() && std::any_of(policy.env.pass.begin(), policy.env.pass.end(),
+                                             [&](const auto& pass) { return pass.first == c.from_env; })) {
+        errors.push_back(plain(pos, "network.allow",
+                               "credential " + c.name + ": its secret's variable " + c.from_env +
+                                   " is also passed into the sandbox (env.pass), where any code could read it",
+                               "drop " + c.from_env + " from env.pass: the sandbox gets the placeholder in " + c.env));
+        continue;
+      }
       if (!c.from_file.empty()) {
         auto expanded = expand_path(c.from_file, PathRole::absolute, vars);
         auto real = expanded ? host.real_path(*expanded) : std::nullopt;
@@ -313,6 +363,7 @@ Result<SandboxSpec> compile(const Policy& policy, const CompileContext& context)
   compile_network(policy, spec);
   compile_unix_sockets(policy, vars, host, spec, errors);
   compile_credentials(policy, vars, host, spec, errors);
+  check_passthrough_overlaps(policy, spec, errors);
   if (!errors.empty()) return Status::error(format_diagnostics(errors));
   compile_process(policy, spec);
   compile_limits(policy, spec);

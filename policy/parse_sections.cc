@@ -189,6 +189,14 @@ bool apply_https_keys(NodeReader& reader, const YamlNode& node, const std::strin
                  "a terminated connection is read request by request; remove `inspect: false`");
     return false;
   }
+  if (rule.kind == HostRule::Kind::suffix && !keys.credentials.empty()) {
+    // The sandbox names the host it connects to: under a wildcard it picks which name gets the secret, one it may
+    // control (a user's page on a shared domain, a dangling record).
+    reader.error(node, path + ".credentials", "credentials need an exact host, not `" + rule.text + "`",
+                 "under a wildcard the sandbox picks which host receives the secret; give the credential a rule of "
+                 "its own: {host: api." + rule.host + ", tls: terminate, credentials: [...]}");
+    return false;
+  }
   rule.tls = HostRule::Tls::terminate;
   rule.methods = keys.methods;
   rule.paths = keys.paths;

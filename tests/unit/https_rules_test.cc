@@ -159,6 +159,53 @@ TEST(HttpsRules, OneNameIsOneCredentialAndItsVariableIsItsOwn) {
   EXPECT_TRUE(contains(env_set.status().message(), "the variable T is already set by env.set or env.pass"));
 }
 
+// Issue 33, finding 8: the three ways a credential rule could hand its secret away or lose its checks in silence.
+TEST(HttpsRules, CredentialFootgunsAreRefused) {
+  // A wildcard lets the sandbox pick which host receives the secret.
+  auto wildcard = compile_text(
+      "version: 1\nnetwork:\n  allow: [{host: \"*.example.com\", tls: terminate, credentials: [{name: a, env: A, "
+      "from_env: S}]}]\n");
+  ASSERT_FALSE(wildcard.is_ok());
+  EXPECT_TRUE(contains(wildcard.status().message(), "credentials need an exact host, not `*.example.com`"))
+      << wildcard.status().message();
+  // A wildcard terminate rule without credentials (methods only) is fine.
+  EXPECT_TRUE(compile_text("version: 1\nnetwork:\n  allow: [{host: \"*.example.com\", tls: terminate, methods: "
+                           "[GET]}]\n")
+                  .is_ok());
+
+  // The secret's own variable passed into the sandbox.
+  auto passed = compile_text(
+      "version: 1\nenv: {pass: [S]}\nnetwork:\n  allow: [{host: a.example, tls: terminate, credentials: [{name: a, "
+      "env: A, from_env: S}]}]\n");
+  ASSERT_FALSE(passed.is_ok());
+  EXPECT_TRUE(contains(passed.status().message(),
+                       "credential a: its secret's variable S is also passed into the sandbox (env.pass), where any "
+                       "code could read it"))
+      << passed.status().message();
+  EXPECT_TRUE(compile_text("version: 1\nenv: {pass: [OTHER]}\nnetwork:\n  allow: [{host: a.example, tls: terminate, "
+                           "credentials: [{name: a, env: A, from_env: S}]}]\n")
+                  .is_ok());
+
+  // A passthrough rule matching the same host cancels the terminated rule's paths and credentials.
+  for (const char* wide : {"api.example.com", "\"*.example.com\"", "{host: api.example.com, ports: [443]}"}) {
+    auto cancelled = compile_text(std::string("version: 1\nnetwork:\n  allow:\n    - {host: api.example.com, ports: "
+                                              "[443], tls: terminate, paths: [/v1/**]}\n    - ") +
+                                  wide + "\n");
+    ASSERT_FALSE(cancelled.is_ok()) << wide;
+    EXPECT_TRUE(contains(cancelled.status().message(),
+                         "`api.example.com:443` terminates TLS for its methods, paths or credentials, but the "
+                         "passthrough rule"))
+        << cancelled.status().message();
+  }
+  // Neighbours: a passthrough rule for another port, another host or the bare parent domain leaves it alone.
+  for (const char* wide : {"{host: api.example.com, ports: [8443]}", "www.example.com", "example.com"}) {
+    auto apart = compile_text(std::string("version: 1\nnetwork:\n  allow:\n    - {host: api.example.com, ports: "
+                                          "[443], tls: terminate, paths: [/v1/**]}\n    - ") +
+                              wide + "\n");
+    EXPECT_TRUE(apart.is_ok()) << wide << ": " << apart.status().message();
+  }
+}
+
 TEST(HttpsRules, UpstreamCaIsAFileOnTheHost) {
   auto ok = compile_text(
       "version: 1\nnetwork:\n  allow: [{host: svc.internal.example, tls: terminate, upstream_ca: "
