@@ -58,6 +58,17 @@ SeccompNotifier::SeccompNotifier(UniqueFd notify_fd, const SeccompSpec& spec, Ev
   if (reports) reports_ = std::move(*reports);
 }
 
+SeccompNotifier::~SeccompNotifier() { emit_held(repeats_.take_held()); }
+
+// A summary of identical denials not reported one by one: the last one's fields, and how many were held back.
+void SeccompNotifier::emit_held(std::vector<std::pair<nlohmann::json, uint64_t>> held) {
+  for (auto& [event, count] : held) {
+    event["repeated"] = count;
+    event["summary"] = true;
+    events_.emit(event);
+  }
+}
+
 Status SeccompNotifier::handle_ready() {
   seccomp_notif* req = nullptr;
   seccomp_notif_resp* resp = nullptr;
@@ -120,7 +131,12 @@ Status SeccompNotifier::handle_ready() {
   if (std::string why = seccomp_sets::why_not_liftable(denied["syscall"].get<std::string>()); !why.empty()) {
     denied["not_allowable"] = why;
   }
-  events_.emit(denied);
+  const std::string key = denied["syscall"].get<std::string>() + " " + set + " " + errno_name(err);
+  if (auto held = repeats_.admit(key, denied)) {
+    if (*held) denied["repeated"] = *held;
+    events_.emit(denied);
+  }
+  emit_held(repeats_.take_evicted());
 
   // The answer is always a denial, so nothing is read from the caller's memory and the id check cannot race in a
   // way that matters; it still tells a live caller from one that died while waiting.

@@ -6,11 +6,14 @@
 
 #include <functional>
 
+#include <nlohmann/json.hpp>
+
 #include "base/status.h"
 #include "base/unique_fd.h"
 #include "policy/sandbox_spec.h"
 #include "runtime/inside/seccomp.h"
 #include "runtime/outside/events.h"
+#include "runtime/outside/repeat_window.h"
 
 namespace oishell {
 
@@ -23,6 +26,10 @@ class SeccompNotifier {
   SeccompNotifier(UniqueFd notify_fd, SeccompReports reports, EventSink& events);
   // Plans `spec` again for its reports (the supervisor uses the compiled program's).
   SeccompNotifier(UniqueFd notify_fd, const SeccompSpec& spec, EventSink& events);
+  // Reports the identical denials still held back (repeats_).
+  ~SeccompNotifier();
+  SeccompNotifier(const SeccompNotifier&) = delete;
+  SeccompNotifier& operator=(const SeccompNotifier&) = delete;
   int fd() const { return fd_.get(); }
   // Without a handler, a brokered call is answered EACCES (fail closed).
   void set_broker(BrokerHandler handler) { broker_ = std::move(handler); }
@@ -34,11 +41,15 @@ class SeccompNotifier {
 
  private:
   bool denied_by_a_rule(const seccomp_notif& notification) const;
+  void emit_held(std::vector<std::pair<nlohmann::json, uint64_t>> held);
   UniqueFd fd_;
   EventSink& events_;
   SeccompReports reports_;
   BrokerHandler broker_;
   BrokerHandler observer_;
+  // The same call denied by the same set is reported once a second at most: a loop of denied calls inside cannot
+  // grow the events log without bound. The repeats in between are counted on the next report ("repeated").
+  RepeatWindow<nlohmann::json> repeats_{std::chrono::seconds(1)};
 };
 
 }  // namespace oishell

@@ -83,6 +83,35 @@ TEST(SeccompSandbox, TerminalInjection) {
   EXPECT_EQ("ok", w.probe({"tiocsti", "winsz"}));
 }
 
+// Issue 33, finding 11: a loop of denied calls inside cannot grow the events log without bound. 300 keyctl denials
+// in a few seconds are reported once a second at most, and none is lost: the reports plus their `repeated` counts
+// (the last, a summary when the sandbox ends) add up to 300. A different call in the same loop is reported on its own.
+TEST(SeccompSandbox, RepeatedDenialsAreCountedNotEachLogged) {
+  SandboxWorkspace w;
+  const std::string events = w.path("events.jsonl");
+  const std::string loop = std::string("i=0; while [ $i -lt 300 ]; do ") + probe_bin() +
+                           " syscall keyctl >/dev/null; i=$((i+1)); done; " + probe_bin() + " syscall add_key";
+  SandboxRun run = run_sandboxed(w.args({"--events", events}), {"/bin/sh", "-c", loop}, 120);
+  ASSERT_EQ(0, run.status) << run.err;
+  EXPECT_EQ("EPERM", run.out.substr(0, run.out.find('\n')));  // add_key: the last line printed
+  std::ifstream in(events);
+  std::string line;
+  uint64_t keyctl_reports = 0, keyctl_total = 0, add_key_reports = 0;
+  while (std::getline(in, line)) {
+    auto e = nlohmann::json::parse(line, nullptr, false);
+    if (e.is_discarded() || e.value("event", "") != "denied" || e.value("kind", "") != "syscall") continue;
+    if (e.value("syscall", "") == "keyctl") {
+      ++keyctl_reports;
+      keyctl_total += e.value("repeated", uint64_t{0}) + (e.value("summary", false) ? 0 : 1);
+    } else if (e.value("syscall", "") == "add_key") {
+      ++add_key_reports;
+    }
+  }
+  EXPECT_EQ(300u, keyctl_total);
+  EXPECT_LT(keyctl_reports, 60u);  // once a second at most (and one summary): 300 processes take well under a minute
+  EXPECT_EQ(1u, add_key_reports);
+}
+
 TEST(SeccompSandbox, DenialArrivesAsAnEvent) {
   SandboxWorkspace w;
   std::string events = w.path("events.jsonl");
