@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/broker/address_families.h"
 #include "runtime/broker/broker_request.h"
 #include "runtime/broker/caller.h"
 #include "runtime/broker/socket_options.h"
@@ -250,6 +251,19 @@ void Broker::start(Request& r) {
     respond(r, 0, EINVAL);
     return;
   }
+  // Families first (address_families.h): what the broker has no rule for is never connected with its rights.
+  if (int refusal = refused_address(r.domain, r.addr, r.addrlen); refusal != 0) {
+    if (refusal == EINVAL) {
+      respond(r, 0, refusal);
+    } else if (refusal == EPERM) {
+      deny(r, "netlink", "groups or a port id", 0, "a netlink socket may talk to the kernel only",
+           "netlink: kernel only", refusal);
+    } else {
+      deny(r, "connect", "family " + std::to_string(r.domain) + "/" + std::to_string(r.addr.ss_family), 0,
+           "an address family the broker does not connect", "address families", refusal);
+    }
+    return;
+  }
   if (r.addr.ss_family == AF_UNSPEC && !r.fast_open) {
     connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);  // dissolves an association
     return;
@@ -258,8 +272,10 @@ void Broker::start(Request& r) {
     start_unix(r);
   } else if (r.domain == AF_INET || r.domain == AF_INET6) {
     start_inet(r);
+  } else if (r.fast_open) {
+    respond(r, 0, EOPNOTSUPP);  // never a send of the caller's bytes from the supervisor on a netlink socket
   } else {
-    connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);  // netlink: per namespace
+    connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);  // netlink, to the kernel: per namespace
   }
 }
 

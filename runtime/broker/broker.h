@@ -23,6 +23,10 @@
 //                                          socket of `network.unix`; the caller's socket connected to that inode
 //   unix, abstract; AF_UNSPEC              the caller's socket connected by the supervisor (abstract names are
 //                                          per network namespace)
+//   netlink                                to the kernel only (nl_pid and nl_groups 0): the caller's socket
+//                                          connected by the supervisor; groups or a port id EPERM, as the kernel
+//                                          answers a caller without CAP_NET_ADMIN (address_families.h)
+//   any other family (socket or sockaddr)  EAFNOSUPPORT: never connected with the supervisor's rights
 //   a socket the broker installed          any further connect is refused (EISCONN): it never points elsewhere
 // Runs on the relay's loop thread (runtime/relay/relay.cc).
 #include <linux/seccomp.h>

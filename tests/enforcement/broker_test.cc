@@ -210,6 +210,40 @@ TEST(BrokerLoopback, AThousandParallelConnects) {
   EXPECT_EQ(landlock_or(4, "EACCES", "ECONNREFUSED"), w.probe({"connect_tcp", "127.0.0.1", "3129"}));
 }
 
+// Netlink goes through the broker too, which connects with the supervisor's rights: the supervisor owns the
+// sandbox's user namespace, so the kernel's CAP_NET_ADMIN check in the sandbox's network namespace passes for it.
+// A NETLINK_ROUTE socket connected to a multicast group (or another socket's port id) could then send forged
+// rtnetlink notifications to every listener inside. Refused as the kernel refuses a caller without that capability
+// (EPERM), with an event; the neighbour, a socket connected to the kernel (groups 0, port 0), still asks it for its
+// links and gets an answer.
+TEST(BrokerFamilies, NetlinkToAGroupOrAPortIsRefusedAsForAnUnprivilegedCaller) {
+  SandboxWorkspace w;
+  const std::string events = w.path("events.jsonl");
+  SandboxRun run = run_sandboxed(w.args({"--events", events}), {probe_bin(), "connect_netlink", "1", "0"});
+  EXPECT_EQ("EPERM\n", run.out) << run.err;  // RTMGRP_LINK
+  EXPECT_EQ("EPERM", w.probe({"connect_netlink", "0", "4242"}));
+  EXPECT_EQ("ok", w.probe({"connect_netlink", "0", "0"}));
+  const std::string log = events_of(events);
+  EXPECT_NE(std::string::npos, log.find("\"event\":\"net.denied\"")) << log;
+  EXPECT_NE(std::string::npos, log.find("\"protocol\":\"netlink\"")) << log;
+  // Without the sandbox: an ordinary user gets the same EPERM from the kernel, root (CAP_NET_ADMIN) connects.
+  EXPECT_EQ(::geteuid() == 0 ? "ok" : "EPERM", probe_on_host({"connect_netlink", "1", "0"}));
+}
+
+// A sockaddr of a family the broker has no rule for (AF_PACKET 17, AF_VSOCK 40, AF_BLUETOOTH 31) is never connected
+// with the supervisor's rights, whatever the socket: EAFNOSUPPORT. (The kernel answers EINVAL for a unix socket, and
+// for an inet6 socket and a short sockaddr; the broker decides before it.) The neighbours: the sandbox's own unix
+// socket, a TCP connect to the relay's listener inside.
+TEST(BrokerFamilies, AnUnknownFamilyIsRefusedOnUnixAndInetSockets) {
+  SandboxWorkspace w;
+  EXPECT_EQ("EAFNOSUPPORT", w.probe({"connect_family", "unix", "17"}));
+  EXPECT_EQ("EAFNOSUPPORT", w.probe({"connect_family", "unix", "40"}));
+  EXPECT_EQ("EAFNOSUPPORT", w.probe({"connect_family", "inet", "40"}));
+  EXPECT_EQ("EAFNOSUPPORT", w.probe({"connect_family", "inet6", "31"}));
+  EXPECT_EQ("ok", w.probe({"self_unix", "/tmp/own.sock"}));
+  EXPECT_EQ("ok", w.probe({"connect_tcp", "127.0.0.1", "3128"}));  // the relay's listener
+}
+
 }  // namespace
 }  // namespace oishell::test
 

@@ -1,9 +1,13 @@
-// Sockets the connect broker handed over or that came from outside: attempts to point them elsewhere, and a
-// connect left pending in the broker.
+// Sockets the connect broker handed over or that came from outside: attempts to point them elsewhere, a connect
+// left pending in the broker, the families it refuses, and a datagram association dissolved.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -129,5 +133,126 @@ OI_PROBE("pending_connect", "HOST PORT OUT  (a connect whose broker dies; the ou
   line += " peer=" + outcome(::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len)) + "\n";
   [[maybe_unused]] ssize_t n = ::write(out, line.data(), line.size());
   std::fputs(line.c_str(), stdout);
+  return 0;
+}
+
+// Connects a socket of SOCKET's family (unix, inet, inet6) to a zeroed sockaddr of family FAMILY (a number: 17
+// AF_PACKET, 40 AF_VSOCK, ...) of sizeof(sockaddr_storage) bytes; prints "ok" or the errno name.
+OI_PROBE("connect_family", "SOCKET FAMILY  (a socket of unix|inet|inet6 connected to a sockaddr of family FAMILY)") {
+  if (args.size() != 2) return 2;
+  const int domain = args[0] == "unix" ? AF_UNIX : args[0] == "inet" ? AF_INET : args[0] == "inet6" ? AF_INET6 : -1;
+  if (domain < 0) return 2;
+  int fd = ::socket(domain, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return probe::report(-1);
+  sockaddr_storage addr{};
+  addr.ss_family = static_cast<sa_family_t>(std::stoi(args[1]));
+  return probe::report(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr));
+}
+
+// Connects a NETLINK_ROUTE socket to nl_groups GROUPS and nl_pid PID (numbers), then, when that worked, asks the
+// kernel for its links (RTM_GETLINK dump) with send() and reads the first reply: prints "ok" (connected, and the
+// kernel answered), or the errno name of the call that failed ("send:ENOBUFS" for the send or receive).
+OI_PROBE("connect_netlink", "GROUPS PID  (a NETLINK_ROUTE socket connected to groups GROUPS, port id PID)") {
+  if (args.size() != 2) return 2;
+  int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return probe::report(-1);
+  sockaddr_nl addr{};
+  addr.nl_family = AF_NETLINK;
+  addr.nl_groups = static_cast<uint32_t>(std::stoul(args[0], nullptr, 0));
+  addr.nl_pid = static_cast<uint32_t>(std::stoul(args[1], nullptr, 0));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return probe::report(-1);
+  struct {
+    nlmsghdr header;
+    ifinfomsg body;
+  } request{};
+  request.header.nlmsg_len = sizeof request;
+  request.header.nlmsg_type = RTM_GETLINK;
+  request.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  request.header.nlmsg_seq = 1;
+  request.body.ifi_family = AF_UNSPEC;
+  if (::send(fd, &request, sizeof request, 0) != static_cast<ssize_t>(sizeof request)) {
+    std::printf("send:");
+    return probe::report(-1);
+  }
+  char reply[8192];
+  ssize_t n = ::recv(fd, reply, sizeof reply, 0);
+  if (n < static_cast<ssize_t>(sizeof(nlmsghdr))) {
+    std::printf("recv:");
+    return probe::report(-1);
+  }
+  return probe::report(0);
+}
+
+// A datagram socket bound to 127.0.0.1:40123 (its address then outlives a disconnect), connected to HOST:PORT (a udp
+// rule's: through the datagram relay) and exchanging one datagram; then connect(AF_UNSPEC), after which: send()
+// without an address, a sendto() straight to the address it was connected to (the relay's inner socket, as
+// getpeername gave it) waiting 1 s for a reply, a sendto() to a receiver of its own on 127.0.0.1, and a new connect
+// to HOST:PORT with one more exchange. Prints "first=BYTES unspec=E send=E inner=E|BYTES local=E again=BYTES".
+OI_PROBE("udp_unspec", "HOST PORT  (a UDP association dissolved by connect(AF_UNSPEC))") {
+  if (args.size() != 2) return 2;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(args[0].c_str(), args[1].c_str(), &hints, &found) != 0 || !found) {
+    std::puts("resolve failed");
+    return 0;
+  }
+  sockaddr_storage target{};
+  std::memcpy(&target, found->ai_addr, found->ai_addrlen);
+  const socklen_t target_len = found->ai_addrlen;
+  ::freeaddrinfo(found);
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  // A port of its own choosing (the sandbox's namespace is its own): a socket bound to port 0 gets its port back
+  // at the disconnect, only one named in bind() keeps it.
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  local.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  local.sin_port = htons(40123);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) return probe::report(-1);
+  local.sin_port = 0;
+  timeval wait{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  auto exchange_once = [fd](const char* message) -> std::string {
+    if (::send(fd, message, std::strlen(message), 0) < 0) return "send:" + outcome(-1);
+    char buf[64];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    return n < 0 ? "recv:" + outcome(-1) : std::string(buf, static_cast<size_t>(n));
+  };
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&target), target_len) != 0) return probe::report(-1);
+  std::string line = "first=" + exchange_once("one");
+  sockaddr_storage inner{};
+  socklen_t inner_len = sizeof inner;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&inner), &inner_len) != 0) return probe::report(-1);
+  line += " unspec=" + connect_unspec(fd);
+  line += " send=" + outcome(::send(fd, "two", 3, 0));
+  timeval short_wait{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &short_wait, sizeof short_wait);
+  if (::sendto(fd, "three", 5, 0, reinterpret_cast<sockaddr*>(&inner), inner_len) < 0) {
+    line += " inner=sendto:" + outcome(-1);
+  } else {
+    char buf[64];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    line += " inner=" + (n < 0 ? outcome(-1) : std::string(buf, static_cast<size_t>(n)));
+  }
+  int receiver = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in receiver_addr = local;
+  socklen_t receiver_len = sizeof receiver_addr;
+  if (receiver < 0 || ::bind(receiver, reinterpret_cast<sockaddr*>(&receiver_addr), sizeof receiver_addr) != 0 ||
+      ::getsockname(receiver, reinterpret_cast<sockaddr*>(&receiver_addr), &receiver_len) != 0) {
+    return probe::report(-1);
+  }
+  char got[8];
+  const bool delivered =
+      ::sendto(fd, "four", 4, 0, reinterpret_cast<sockaddr*>(&receiver_addr), sizeof receiver_addr) == 4 &&
+      ::recv(receiver, got, sizeof got, 0) == 4;
+  line += " local=" + (delivered ? std::string("ok") : outcome(-1));
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&target), target_len) != 0) {
+    line += " again=connect:" + outcome(-1);
+  } else {
+    line += " again=" + exchange_once("five");
+  }
+  std::puts(line.c_str());
   return 0;
 }
