@@ -265,7 +265,11 @@ void Broker::start(Request& r) {
     return;
   }
   if (r.addr.ss_family == AF_UNSPEC && !r.fast_open) {
-    connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);  // dissolves an association
+    // A disconnect. A datagram socket's association with the relay ends with it, at once: its record is keyed by
+    // the socket's local address (read before the disconnect can release it), which an explicit bind keeps, and a
+    // sendto() of the relay's inner address from it would otherwise still be forwarded (broker_udp.cc).
+    forget_datagrams(r);
+    connect_callers_socket(r, reinterpret_cast<sockaddr*>(&r.addr), r.addrlen);
     return;
   }
   if (r.domain == AF_UNIX) {

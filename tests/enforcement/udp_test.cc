@@ -240,6 +240,21 @@ TEST(Udp, ASocketRepointedAtTheInnerSocketLosesItsAssociation) {
   EXPECT_EQ((std::vector<size_t>{6}), echo.sizes());
 }
 
+// connect(AF_UNSPEC) ends a datagram socket's association at once, as it ends the kernel's: send() without an
+// address is EDESTADDRREQ, and a sendto() of the relay's inner socket from the same source (a socket bound to a
+// port it named keeps its address through the disconnect) is an unknown source's: nothing is forwarded. Before, the
+// record outlived the disconnect and that datagram reached the echo server and came back. The neighbours: the
+// disconnected socket still sends to an address of its own choosing inside, and a new connect associates again.
+TEST(Udp, ConnectAfUnspecEndsTheAssociationAtOnce) {
+  HostUdpEcho echo;
+  ASSERT_TRUE(echo.ok());
+  TempDir dir;
+  SandboxRun run = run_sandboxed({"--policy", udp_policy(dir, echo.port())},
+                                 {probe_bin(), "udp_unspec", "echo.example", echo.port()});
+  EXPECT_EQ("first=one unspec=ok send=EDESTADDRREQ inner=EAGAIN local=ok again=five\n", run.out) << run.err;
+  EXPECT_EQ((std::vector<size_t>{3, 4}), echo.sizes());  // "one" and "five": never "three"
+}
+
 // `oishell run --allow-udp NAME:PORT` is a udp rule for that name and port only.
 TEST(Udp, TheAllowUdpFlagAllowsOneNameAndPort) {
   HostUdpEcho echo;
