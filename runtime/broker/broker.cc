@@ -592,8 +592,14 @@ void Broker::install(Request& r) {
 void Broker::connect_callers_socket(Request& r, const sockaddr* addr, socklen_t len) {
   const int flags = r.callers_file_flags;
   if (!r.callers_nonblocking) ::fcntl(r.sock.get(), F_SETFL, flags | O_NONBLOCK);
-  int rc = ::connect(r.sock.get(), addr, len);
-  int err = rc == 0 ? 0 : errno;
+  int err = 0;
+  if (r.domain == AF_UNIX) {
+    // With the sandbox's ids and no capabilities (as_sandbox.h): write permission on the socket as the sandbox's
+    // own connect would need it, and the server's SO_PEERCRED names the sandbox, never the supervisor.
+    err = ctx_.as_sandbox ? ctx_.as_sandbox->connect(r.sock.get(), addr, len) : EACCES;
+  } else {
+    err = ::connect(r.sock.get(), addr, len) == 0 ? 0 : errno;
+  }
   if (!r.callers_nonblocking) ::fcntl(r.sock.get(), F_SETFL, flags);
   if (err == 0 || r.callers_nonblocking) {
     finish_callers_connect(r, err);

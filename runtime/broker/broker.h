@@ -23,6 +23,9 @@
 //                                          socket of `network.unix`; the caller's socket connected to that inode
 //   unix, abstract; AF_UNSPEC              the caller's socket connected by the supervisor (abstract names are
 //                                          per network namespace)
+//   unix, every connect                    resolved and connected on a thread with the sandbox's ids and no
+//                                          capabilities (as_sandbox.h): the kernel's permission checks and the
+//                                          peer's SO_PEERCRED as for the sandbox's own connect
 //   netlink                                to the kernel only (nl_pid and nl_groups 0): the caller's socket
 //                                          connected by the supervisor; groups or a port id EPERM, as the kernel
 //                                          answers a caller without CAP_NET_ADMIN (address_families.h)
@@ -45,6 +48,7 @@
 #include "base/unique_fd.h"
 #include "policy/net_rules.h"
 #include "policy/sandbox_spec.h"
+#include "runtime/broker/as_sandbox.h"
 #include "runtime/broker/caller.h"
 #include "runtime/broker/sandbox_unix_sockets.h"
 #include "runtime/broker/unix_target.h"
@@ -79,6 +83,9 @@ struct BrokerContext {
   std::function<void(const std::string& client)> cancel_join;
   uint16_t join_port = 0;  // the relay's HTTP listener inside (0: no relay, mode none)
   relay::DatagramRelay* datagrams = nullptr;  // the datagram relay (null: every UDP destination outside refused)
+  // The thread with the sandbox's ids and no capabilities that resolves unix socket paths and connects unix sockets
+  // (null: every unix connect refused).
+  std::unique_ptr<AsSandbox> as_sandbox;
 };
 
 class Broker {

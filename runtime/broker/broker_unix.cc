@@ -1,5 +1,5 @@
 // The connect broker's unix path: a pathname socket is resolved as the caller sees it (inside its root, magic
-// links refused), opened O_PATH once, and allowed by its inode: on the sandbox's own tmpfs, bound by a socket of the
+// links refused, with the sandbox's ids and no capabilities: as_sandbox.h), opened O_PATH once, and allowed by its inode: on the sandbox's own tmpfs, bound by a socket of the
 // sandbox's network namespace (sock_diag), or listed in `network.unix`. The caller's own socket is then connected
 // to that inode through /proc/self/fd/N, so a path swapped after the check changes nothing. Abstract names belong
 // to the network namespace and are connected as they are.
@@ -69,7 +69,11 @@ void Broker::start_unix(Request& r) {
     return;
   }
   std::string_view path(sun->sun_path, strnlen(sun->sun_path, path_len));
-  auto target = open_unix_target(*r.caller, path);
+  if (!ctx_.as_sandbox) {
+    respond(r, 0, EACCES);  // never resolved with the supervisor's rights (supervisor.cc always gives the thread)
+    return;
+  }
+  auto target = open_unix_target(*r.caller, path, *ctx_.as_sandbox);
   if (!target) {
     respond(r, 0, target.status().errno_value() ? target.status().errno_value() : ECONNREFUSED);
     return;

@@ -9,7 +9,7 @@
 
 namespace oishell::broker {
 
-Result<UnixTarget> open_unix_target(const Caller& caller, std::string_view sun_path) {
+Result<UnixTarget> open_unix_target(const Caller& caller, std::string_view sun_path, AsSandbox& as) {
   std::string path(sun_path);
   if (path.empty()) return Status::from_errno(ENOENT, "connect(unix)");
   if (path[0] != '/') {
@@ -24,8 +24,12 @@ Result<UnixTarget> open_unix_target(const Caller& caller, std::string_view sun_p
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
   UnixTarget target;
   target.where = path;
-  target.path.reset(sys::openat2(root->get(), path.c_str(), &how));
-  if (!target.path) return Status::from_errno(errno, "openat2(" + path + ")");
+  int err = 0;
+  as.run([&] {
+    target.path.reset(sys::openat2(root->get(), path.c_str(), &how));
+    err = target.path ? 0 : errno;
+  });
+  if (!target.path) return Status::from_errno(err, "openat2(" + path + ")");
   if (::fstat(target.path.get(), &target.st) != 0) return Status::from_errno(errno, "fstat(" + path + ")");
   return target;
 }

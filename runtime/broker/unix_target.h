@@ -1,7 +1,7 @@
 #pragma once
 // Pathname unix sockets as the caller sees them: the path resolved inside the caller's root (absolute symlinks
-// stay in its view, magic links are not followed), opened O_PATH once, so that the inode checked is the inode
-// connected to (a symlink swapped in after the check changes nothing).
+// stay in its view, magic links are not followed) with the caller's permissions, opened O_PATH once, so that the
+// inode checked is the inode connected to (a symlink swapped in after the check changes nothing).
 #include <sys/stat.h>
 
 #include <string>
@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "base/unique_fd.h"
+#include "runtime/broker/as_sandbox.h"
 #include "runtime/broker/caller.h"
 
 namespace oishell::broker {
@@ -20,8 +21,10 @@ struct UnixTarget {
   std::string where;   // the path as the caller sees it, for messages
 };
 
-// `sun_path` as the caller wrote it (relative paths against its cwd). ENOENT etc. as connect(2) would report them.
-Result<UnixTarget> open_unix_target(const Caller& caller, std::string_view sun_path);
+// `sun_path` as the caller wrote it (relative paths against its cwd), resolved on `as` (as_sandbox.h): with the
+// sandbox's ids and no capabilities, so that ENOENT, EACCES etc. are what the sandbox's own connect(2) would meet
+// (the caller's cwd and root are read here, with the supervisor's rights: they are the caller's own).
+Result<UnixTarget> open_unix_target(const Caller& caller, std::string_view sun_path, AsSandbox& as);
 
 // An inode: the identity a socket is allowed by.
 struct InodeId {

@@ -230,6 +230,13 @@ Status SupervisedSandbox::start_broker() {
   // that rule for the sandbox's own loopback.
   context.landlock_tcp = landlock_abi_ >= 4;
   context.loopback_tcp_ports = spec_.landlock.tcp_connect_ports;
+  // Unix sockets are resolved and connected as the sandbox, not as this process (runtime/broker/as_sandbox.h):
+  // init's credentials are the sandbox's from `ready` on.
+  auto ids = broker::sandbox_ids_of(init_pid_);
+  if (!ids.is_ok()) return ids.status().with_context("the sandbox's ids");
+  auto as_sandbox = broker::AsSandbox::start(*ids);
+  if (!as_sandbox.is_ok()) return as_sandbox.status();
+  context.as_sandbox = std::move(as_sandbox.value());
   OI_TRY(relay_->start_broker(std::move(context)));
   broker_started_ = true;
   notifier_->set_broker([this](const seccomp_notif& notification) {

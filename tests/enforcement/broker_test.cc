@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "runtime/inside/userns.h"
 #include "runtime/sys/syscalls.h"
 #include "harness.h"
 #include "host_servers.h"
@@ -52,6 +53,12 @@ class HostUnixServer {
         while (!stop_) {
           int c = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
           if (c < 0) continue;
+          ucred peer{};
+          socklen_t peer_len = sizeof peer;
+          if (::getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) == 0) {
+            peer_uid_ = peer.uid;
+            peer_gid_ = peer.gid;
+          }
           ++accepted_;
           send_reply(c, reply, pass);
           ::close(c);
@@ -70,6 +77,9 @@ class HostUnixServer {
   }
   bool ok() const { return ok_; }
   int accepted() const { return accepted_; }
+  // The uid and gid of the last client (SO_PEERCRED), once accepted() counts it.
+  uid_t peer_uid() const { return peer_uid_; }
+  gid_t peer_gid() const { return peer_gid_; }
   // Waits (up to 5 s) until the server thread has taken `n` connections: a client's connect returns before the
   // server's accept does.
   int wait_accepted(int n) const {
@@ -101,6 +111,8 @@ class HostUnixServer {
   std::string path_;
   std::atomic<bool> stop_{false};
   std::atomic<int> accepted_{0};
+  std::atomic<uid_t> peer_uid_{static_cast<uid_t>(-1)};
+  std::atomic<gid_t> peer_gid_{static_cast<gid_t>(-1)};
   std::thread thread_;
 };
 
@@ -197,6 +209,87 @@ TEST(BrokerUnix, RewritingTheAddressDuringTheCallNeverReachesTheOtherSocket) {
   }
   EXPECT_GT(refused, 0) << out;
   EXPECT_LT(refused, 400) << out;
+}
+
+// The broker resolves and connects unix sockets with the sandbox's ids and no capabilities
+// (runtime/broker/as_sandbox.h), never the supervisor's. Root's sandbox is an unused id outside
+// (runtime/inside/userns.h); before, the broker acted as the host's root for it.
+class BrokerAsSandbox : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) {
+      GTEST_SKIP() << "a root caller's case: an ordinary caller's supervisor has the sandbox's ids already";
+    }
+  }
+};
+
+// A directory in /etc for the duration of a test (the sandbox reads /etc with "other" permissions), removed again.
+class EtcDir {
+ public:
+  explicit EtcDir(mode_t mode) : path_("/etc/oishell-test-broker-" + std::to_string(::getpid())) {
+    ::mkdir(path_.c_str(), 0755);
+    std::ofstream(path_ + "/file") << "not a socket\n";
+    ::chmod(path_.c_str(), mode);
+  }
+  ~EtcDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A listed socket sees the sandbox's uid and gid as its peer's (SO_PEERCRED), not 0: a service that trusts uid 0
+// would otherwise take the sandbox for root. The neighbour: the host's own connect, made by root, shows 0.
+TEST_F(BrokerAsSandbox, AListedSocketSeesTheSandboxsIdsNotRoot) {
+  SandboxWorkspace w;
+  const std::string path = w.outside() + "/listed.sock";
+  HostUnixServer server(path, 'L');
+  ASSERT_TRUE(server.ok());
+  ASSERT_EQ(0, ::chmod(path.c_str(), 0666));  // a service for every user: the sandbox may write to it
+  ASSERT_EQ("ok", probe_on_host({"connect_unix", path}));
+  ASSERT_EQ(1, server.wait_accepted(1));
+  EXPECT_EQ(0u, server.peer_uid());
+  EXPECT_EQ("ok", w.probe({"connect_unix", path}, {"--ro", w.outside(), "--unix", path}));
+  ASSERT_EQ(2, server.wait_accepted(2));
+  auto outside = root_caller_outside_id();
+  ASSERT_TRUE(outside.is_ok()) << outside.status().message();
+  EXPECT_EQ(*outside, server.peer_uid());
+  EXPECT_EQ(*outside, server.peer_gid());
+}
+
+// A directory the sandbox cannot search (0700 root, read as "other" inside): stat says EACCES, and so does every
+// connect beneath it, whatever is there. Before, the broker resolved the path as root: ENOENT for a missing name,
+// ECONNREFUSED for a file, so connect told what stat would not; and a listed socket there was connected. The
+// neighbour: the same directory searchable (0755), the kernel's own answers come back.
+TEST_F(BrokerAsSandbox, ConnectBeneathAnUnsearchableDirectoryIsNoExistenceOracle) {
+  SandboxWorkspace w;
+  EtcDir dir(0700);
+  const std::string live = dir.path() + "/live.sock";
+  HostUnixServer server(live, 'L');
+  ASSERT_TRUE(server.ok());
+  ASSERT_EQ(0, ::chmod(live.c_str(), 0666));
+  EXPECT_EQ("EACCES", w.probe({"stat", dir.path() + "/file"}));
+  EXPECT_EQ("EACCES", w.probe({"connect_unix", dir.path() + "/missing"}));
+  EXPECT_EQ("EACCES", w.probe({"connect_unix", dir.path() + "/file"}));
+  EXPECT_EQ("EACCES", w.probe({"connect_unix", live}, {"--unix", live}));
+  EXPECT_EQ(0, server.accepted());
+  ASSERT_EQ(0, ::chmod(dir.path().c_str(), 0755));
+  EXPECT_EQ("ENOENT", w.probe({"connect_unix", dir.path() + "/missing"}));
+  EXPECT_EQ("ECONNREFUSED", w.probe({"connect_unix", dir.path() + "/file"}));
+  EXPECT_EQ("ok", w.probe({"connect_unix", live}, {"--unix", live}));
+  EXPECT_EQ(1, server.wait_accepted(1));
+}
+
+// A server inside sees a client inside as itself (its SO_PEERCRED maps to the sandbox's own uid and gid), on its
+// own tmpfs and by an abstract name. Before, a root caller's broker connected as the host's root, which the
+// sandbox's user namespace does not map (uid=65534). For an ordinary caller the same holds.
+TEST(BrokerUnix, AServerInsideSeesAClientInsideAsItself) {
+  SandboxWorkspace w;
+  EXPECT_EQ("same", w.probe({"unix_peer_ids", "/tmp/peer.sock"}));
+  EXPECT_EQ("same", w.probe({"unix_peer_ids", "@oishell-peer"}));
 }
 
 TEST(BrokerLoopback, AThousandParallelConnects) {

@@ -228,3 +228,31 @@ OI_PROBE("parallel_connect_tcp", "PORT N") {
   }
   return 0;
 }
+
+// A server inside on PATH (or the abstract @NAME) and a client of its own: the credentials the server sees for the
+// client (SO_PEERCRED). Prints "same" when they are this process's uid and gid (the client is the sandbox's own),
+// else "uid=U gid=G" (65534: an id the sandbox's user namespace does not map), or the errno name.
+OI_PROBE("unix_peer_ids", "PATH|@NAME  (the client's ids as a server inside sees them)") {
+  if (args.size() != 1) return 2;
+  bool abstract = !args[0].empty() && args[0][0] == '@';
+  std::string name = abstract ? args[0].substr(1) : args[0];
+  int server = bind_unix(name, abstract);
+  if (server < 0) return probe::report(-1);
+  int client = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  size_t offset = abstract ? 1 : 0;
+  std::memcpy(addr.sun_path + offset, name.data(), std::min(name.size(), sizeof addr.sun_path - 1 - offset));
+  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + offset + name.size());
+  if (client < 0 || ::connect(client, reinterpret_cast<sockaddr*>(&addr), len) != 0) return probe::report(-1);
+  int accepted = ::accept4(server, nullptr, nullptr, SOCK_CLOEXEC);
+  ucred peer{};
+  socklen_t peer_len = sizeof peer;
+  if (accepted < 0 || ::getsockopt(accepted, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) != 0) return probe::report(-1);
+  if (peer.uid == ::getuid() && peer.gid == ::getgid()) {
+    std::puts("same");
+  } else {
+    std::printf("uid=%u gid=%u\n", peer.uid, peer.gid);
+  }
+  return 0;
+}
