@@ -112,7 +112,10 @@ socklen_t detail::to_sockaddr(const IpAddress& ip, uint16_t port, int family, so
   return sizeof(sockaddr_in6);
 }
 
-Broker::Broker(BrokerContext ctx) : ctx_(std::move(ctx)) {}
+Broker::Broker(BrokerContext ctx) : ctx_(std::move(ctx)) {
+  if (ctx_.root_fd >= 0) own_tmpfs_devs_ = detail::own_tmpfs_devices(ctx_.root_fd, ctx_.own_tmpfs);
+  ctx_.root_fd = -1;  // the supervisor's, closed after this
+}
 
 Broker::~Broker() {
   auto pending = std::move(pending_);

@@ -70,7 +70,11 @@ struct BrokerContext {
   ino_t sandbox_netns = 0;  // the inode of the sandbox's network namespace
   int netns_fd = -1;        // that namespace and its user namespace (owned by the supervisor; outlive the broker)
   int userns_fd = -1;
-  std::vector<std::string> own_tmpfs;  // their paths inside (the root, /tmp, ...)
+  // The sandbox's own tmpfs: their paths inside (the root, /tmp, ...), found beneath `root_fd`, init's root
+  // (O_PATH; read in the constructor only). Never through a caller's root: a caller that changed its own (chroot,
+  // a mount namespace of its own) would name a host filesystem as the sandbox's own.
+  int root_fd = -1;
+  std::vector<std::string> own_tmpfs;
   bool landlock_tcp = false;           // Landlock limits TCP ports inside: loopback connects keep its rules
   std::vector<uint16_t> loopback_tcp_ports;  // the ports Landlock lets the sandbox connect to
   uint32_t connect_timeout_ms = 10'000;
@@ -141,7 +145,7 @@ class Broker {
             std::string_view rule, int err);
   // A socket of the sandbox's own network namespace (not one the broker installed, nor one passed in).
   bool in_sandbox_netns(int sock);
-  bool own_tmpfs(const Caller& caller, dev_t dev);
+  bool own_tmpfs(dev_t dev) const;
   // Bound by a socket of the sandbox's own network namespace (sandbox_unix_sockets.h).
   bool bound_inside(const struct stat& st);
   // The sock_diag socket in the sandbox's namespace, made at the first use; null when it could not be made.
@@ -151,8 +155,7 @@ class Broker {
   std::map<uint64_t, std::unique_ptr<Request>> pending_;
   uint64_t next_key_ = 1;
   relay::TimerQueue timers_;
-  std::vector<dev_t> own_tmpfs_devs_;
-  bool own_tmpfs_known_ = false;
+  std::vector<dev_t> own_tmpfs_devs_;  // from the constructor on (none: every such socket refused unless listed)
   UniqueFd standby_v4_;
   UniqueFd standby_v6_;
   CallerFiles callers_;  // pidfds and fdinfo files of the threads that called last

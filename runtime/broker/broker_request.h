@@ -51,6 +51,8 @@ struct Broker::Request {
 namespace detail {
 // `ip` at `port` as a sockaddr of `family` (an IPv4 address in an AF_INET6 socket: IPv4-mapped); its length.
 socklen_t to_sockaddr(const IpAddress& ip, uint16_t port, int family, sockaddr_storage* ss);
+// The devices of `paths` beneath `root_fd` (inside it, no symlinks), those that exist (broker_unix.cc).
+std::vector<dev_t> own_tmpfs_devices(int root_fd, const std::vector<std::string>& paths);
 }  // namespace detail
 
 }  // namespace oishell::broker

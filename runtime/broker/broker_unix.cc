@@ -18,21 +18,20 @@
 
 namespace oishell::broker {
 
-bool Broker::own_tmpfs(const Caller& caller, dev_t dev) {
-  if (!own_tmpfs_known_) {
-    // Through the caller's root (every process inside shares it; init's own is not the supervisor's to open).
-    auto root = caller.root();
-    if (!root) return false;  // asked again at the next connect
-    own_tmpfs_known_ = true;
-    for (const auto& path : ctx_.own_tmpfs) {
-      open_how how{};
-      how.flags = O_PATH | O_CLOEXEC;
-      how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
-      UniqueFd fd(sys::openat2(root->get(), path.c_str(), &how));
-      struct stat st {};
-      if (fd && ::fstat(fd.get(), &st) == 0) own_tmpfs_devs_.push_back(st.st_dev);
-    }
+std::vector<dev_t> detail::own_tmpfs_devices(int root_fd, const std::vector<std::string>& paths) {
+  std::vector<dev_t> devs;
+  for (const auto& path : paths) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
+    UniqueFd fd(sys::openat2(root_fd, path.c_str(), &how));
+    struct stat st {};
+    if (fd && ::fstat(fd.get(), &st) == 0) devs.push_back(st.st_dev);
   }
+  return devs;
+}
+
+bool Broker::own_tmpfs(dev_t dev) const {
   return std::find(own_tmpfs_devs_.begin(), own_tmpfs_devs_.end(), dev) != own_tmpfs_devs_.end();
 }
 
@@ -85,7 +84,7 @@ void Broker::start_unix(Request& r) {
   InodeId inode{target->st.st_dev, target->st.st_ino};
   auto allowed = allowed_unix_inodes(ctx_.spec->unix_sockets);
   bool listed = std::find(allowed.begin(), allowed.end(), inode) != allowed.end();
-  if (!listed && !own_tmpfs(*r.caller, inode.dev) && !bound_inside(target->st)) {
+  if (!listed && !own_tmpfs(inode.dev) && !bound_inside(target->st)) {
     deny(r, "unix", target->where, 0, "a socket outside the sandbox's own files that network.unix does not list",
          "network.unix", EACCES);
     return;

@@ -139,7 +139,8 @@ Result<OwnNamespaces> open_own_namespaces() {
 }
 
 // The relay's listeners, the DNS stub's and the datagram relay's sockets, each fd named by its protocol: "http",
-// "socks5", "dns-udp", "dns-tcp", "udp-relay"; then the namespaces ("ns-net", "ns-user", "ns-mnt").
+// "socks5", "dns-udp", "dns-tcp", "udp-relay"; then the namespaces ("ns-net", "ns-user", "ns-mnt") and init's root
+// ("root").
 Status pass_listeners(const NetworkSpec& network, OwnNamespaces namespaces, std::vector<std::string>* degraded) {
   auto listeners = open_relay_listeners(network, degraded);
   if (!listeners.is_ok()) return listeners.status();
@@ -172,6 +173,12 @@ Status pass_listeners(const NetworkSpec& network, OwnNamespaces namespaces, std:
   m.strings.push_back("ns-user");
   fds.push_back(namespaces.mnt.get());
   m.strings.push_back("ns-mnt");
+  // And init's root, the mount tree built (the broker finds the sandbox's own tmpfs beneath it: never through a
+  // caller's root, which a caller may have changed).
+  UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return Status::from_errno(errno, "open(\"/\", O_PATH)");
+  fds.push_back(root.get());
+  m.strings.push_back("root");
   return send_message(g_control, control::encode(m), fds);  // init's copies close on return
 }
 

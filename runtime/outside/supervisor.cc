@@ -166,6 +166,8 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
       sandbox_userns_ = std::move(fds[i]);
     } else if (protocol == "ns-mnt") {
       sandbox_mntns_ = std::move(fds[i]);
+    } else if (protocol == "root") {
+      sandbox_root_ = std::move(fds[i]);
     } else {
       return Status::error("sandbox init: a listener of unknown protocol `" + protocol + "`");
     }
@@ -203,6 +205,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
     OI_TRY(relay_->serve_datagrams(std::move(udp_relay)));  // before the broker, which sends datagrams there
     if (notifier_) OI_TRY_CTX(start_broker(), "connect broker");
   }
+  sandbox_root_.reset();  // the broker has what it needed of it; held longer, it would pin the sandbox's root mount
   monitor_on_caller_ = options.monitor_on_caller;
   if (!monitor_on_caller_) monitor_thread_ = std::thread([this] { monitor(); });
   events_.emit({{"event", "start"},
@@ -221,7 +224,8 @@ Status SupervisedSandbox::start_broker() {
   context.sandbox_netns = netns.st_ino;
   context.netns_fd = sandbox_netns_.get();
   context.userns_fd = sandbox_userns_.get();
-  // The sandbox's own tmpfs: its root, the scratch tmpfs (/tmp, the home, /dev/shm) and /dev.
+  // The sandbox's own tmpfs: its root, the scratch tmpfs (/tmp, the home, /dev/shm) and /dev, beneath init's root.
+  context.root_fd = sandbox_root_.get();
   context.own_tmpfs = {"/", "/dev"};
   for (const auto& step : spec_.mounts) {
     if (step.kind == MountStep::Kind::tmpfs) context.own_tmpfs.push_back(step.target);

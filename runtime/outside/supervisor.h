@@ -131,6 +131,7 @@ class SupervisedSandbox final : public Sandbox {
   UniqueFd sandbox_netns_;   // from init: the sandbox's network and user namespaces (the connect broker's)
   UniqueFd sandbox_userns_;
   UniqueFd sandbox_mntns_;  // and its mount namespace: its last reference, given to the janitor at shutdown()
+  UniqueFd sandbox_root_;   // and init's root (O_PATH), until the broker has found its own tmpfs beneath it
   pid_t init_pid_ = -1;
   int landlock_abi_ = 0;
   LayerFacts layer_facts_;  // the machine's layers when the sandbox started (policy/guarantees.h)

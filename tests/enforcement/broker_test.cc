@@ -292,6 +292,27 @@ TEST(BrokerUnix, AServerInsideSeesAClientInsideAsItself) {
   EXPECT_EQ("same", w.probe({"unix_peer_ids", "@oishell-peer"}));
 }
 
+// The sandbox's own tmpfs is found beneath init's root, never a caller's: a first caller with a root of its own
+// (a user namespace of its own, then chroot into a directory bound from the host) would otherwise have made that
+// host filesystem "the sandbox's own", and every socket on it connectable. Before, the host's service here was
+// reached (ok). The neighbour: a socket on the sandbox's own tmpfs is connectable.
+TEST(BrokerUnix, ACallersOwnRootNeverNamesTheSandboxsTmpfs) {
+  SandboxWorkspace w;
+  const std::string path = w.outside() + "/service.sock";
+  HostUnixServer host(path, 'D');
+  ASSERT_TRUE(host.ok());
+  ASSERT_EQ(0, ::chmod(path.c_str(), 0666));
+  TempDir dir;
+  const std::string policy = dir.write("policy.yaml", "version: 1\nextends: default\nprocess:\n"
+                                                      "  nested_namespaces: true\n  allow_syscalls: [chroot]\n");
+  const std::vector<std::string> args = {"--policy", policy, "--workspace", w.ws(), "--ro", w.outside()};
+  SandboxRun run = run_sandboxed(args, {probe_bin(), "chroot_connect", w.outside(), "/service.sock"});
+  EXPECT_EQ("EACCES\n", run.out) << run.err;
+  EXPECT_EQ(0, host.accepted());
+  run = run_sandboxed(args, {probe_bin(), "self_unix", "/tmp/own.sock"});
+  EXPECT_EQ("ok\n", run.out) << run.err;
+}
+
 TEST(BrokerLoopback, AThousandParallelConnects) {
   SandboxWorkspace w;
   TempDir dir;

@@ -6,6 +6,7 @@
 #include <linux/rtnetlink.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -255,4 +256,24 @@ OI_PROBE("udp_unspec", "HOST PORT  (a UDP association dissolved by connect(AF_UN
   }
   std::puts(line.c_str());
   return 0;
+}
+
+// A caller with a root of its own: a user namespace of its own (nested_namespaces), chroot(DIR), then a connect
+// to the unix socket PATH as that root names it. Prints "ok" or the errno name of the call that failed
+// ("unshare:EPERM", "chroot:EPERM", or the connect's).
+OI_PROBE("chroot_connect", "DIR PATH  (unshare a user namespace, chroot to DIR, connect to PATH)") {
+  if (args.size() != 2) return 2;
+  if (::unshare(CLONE_NEWUSER) != 0) {
+    std::printf("unshare:");
+    return probe::report(-1);
+  }
+  if (::chroot(args[0].c_str()) != 0 || ::chdir("/") != 0) {
+    std::printf("chroot:");
+    return probe::report(-1);
+  }
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sun{};
+  sun.sun_family = AF_UNIX;
+  std::strncpy(sun.sun_path, args[1].c_str(), sizeof sun.sun_path - 1);
+  return probe::report(::connect(fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun));
 }
