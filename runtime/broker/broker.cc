@@ -83,6 +83,23 @@ std::string endpoint_text(const sockaddr_storage& ss) {
   return std::string(host) + ":" + std::to_string(port);
 }
 
+// `ss` with an unspecified address (0.0.0.0, ::) replaced by 127.0.0.1 (IPv4-mapped in an AF_INET6 address), its
+// port kept.
+sockaddr_storage with_loopback_for_wildcard(sockaddr_storage ss) {
+  if (ss.ss_family == AF_INET) {
+    auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
+    if (sin->sin_addr.s_addr == htonl(INADDR_ANY)) sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  } else if (ss.ss_family == AF_INET6) {
+    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr)) {
+      sin6->sin6_addr.s6_addr[10] = sin6->sin6_addr.s6_addr[11] = 0xff;
+      const in_addr_t loopback = htonl(INADDR_LOOPBACK);
+      std::memcpy(&sin6->sin6_addr.s6_addr[12], &loopback, 4);
+    }
+  }
+  return ss;
+}
+
 int socket_int(int fd, int level, int name) {
   int value = -1;
   socklen_t len = sizeof value;
@@ -436,7 +453,10 @@ void Broker::start_join(Request& r) {
       return;
     }
   }
-  r.join_client = endpoint_text(local);
+  // A socket bound to the wildcard address (0.0.0.0, ::) leaves the source to the kernel, which takes 127.0.0.1
+  // for the relay's 127.0.0.1 (::ffff:127.0.0.1 from an IPv6 socket, which the relay's accept sees as 127.0.0.1):
+  // the key is the address the relay will see, or the connection would never be joined and its record stay.
+  r.join_client = endpoint_text(with_loopback_for_wildcard(local));
   ctx_.expect_join(r.join_client, r.host, r.port);
   r.addr = relay_addr;
   r.addrlen = relay_len;

@@ -494,6 +494,31 @@ TEST(BrokerTcp, AnIpv6SocketToAMappedAddressJoinsTheRelay) {
       << server.received();
 }
 
+// A socket bound to the wildcard address before its connect (0.0.0.0 or :: with a port of its own) joins the relay
+// as any other: the broker's key is the address the relay sees (127.0.0.1 and that port). Only below Landlock ABI 4:
+// from it no TCP port can be bound inside (Network.TcpServersInsideOnlyBelowLandlockAbi4), nor does a listen()
+// followed by connect(AF_UNSPEC) leave a socket that can connect. Before, the key kept the
+// wildcard address, the relay never matched it (the record stayed behind) and took the connection for a proxy
+// client's, answering its request itself.
+TEST(BrokerTcp, AWildcardBoundSocketJoinsTheRelay) {
+  if (sandbox_landlock_abi() >= 4) {
+    GTEST_SKIP() << "Landlock ABI " << sandbox_landlock_abi() << " lets no TCP port be bound inside: no wildcard-bound "
+                 << "socket can connect (the case needs a kernel with Landlock ABI 1-3 or none)";
+  }
+  HostTcpServer server("");
+  ASSERT_TRUE(server.ok());
+  TempDir dir;
+  const std::string script =
+      "import socket\n"
+      "a = socket.getaddrinfo('inspected.example', 0, socket.AF_INET)[0][4][0]\n"
+      "for family, wildcard, target in ((socket.AF_INET, '0.0.0.0', a), (socket.AF_INET6, '::', '::ffff:' + a)):\n"
+      "  s = socket.socket(family); s.bind((wildcard, 0)); s.connect((target, " + server.port() + "))\n"
+      "  s.sendall(b'GET / HTTP/1.1\\r\\nHost: inspected.example\\r\\n\\r\\n')\n"
+      "  print(s.recv(5))\n";
+  EXPECT_EQ("b''\nb''\n", python_in_sandbox(tcp_policy(dir, server.port()), script));
+  EXPECT_EQ(2, server.wait_accepted(2));  // both requests reached the server, through the relay
+}
+
 TEST(BrokerTcp, NonBlockingConnectFastOpenAndIpv6) {
   HostTcpServer server("nb\n");
   HostTcpServer server6("v6\n", true);
