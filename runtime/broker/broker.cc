@@ -140,6 +140,7 @@ Broker::~Broker() {
     if (r->registered >= 0) ctx_.loop->remove(r->registered);
     respond(*r, 0, ECONNREFUSED);
   }
+  report_suppressed(std::nullopt);  // the last window's count, however short it ran
 }
 
 void Broker::submit(const seccomp_notif& notification) {
@@ -172,8 +173,28 @@ void Broker::respond(Request& r, int64_t value, int err) {
 
 void Broker::deny(Request& r, std::string_view protocol, std::string_view host, uint16_t port,
                   std::string_view reason, std::string_view rule, int err) {
-  relay::emit_denied(*ctx_.events, protocol, host, port, reason, rule);
+  const Clock::time_point now = Clock::now();
+  report_suppressed(now);  // an ended window's count before what happens in the next
+  if (denials_.admit(now)) {
+    relay::emit_denied(*ctx_.events, protocol, host, port, reason, rule);
+  } else if (summary_at_ != denials_.window_end()) {
+    summary_at_ = denials_.window_end();  // the count is reported when this window ends, denied or not by then
+    timers_.push(*summary_at_, kSummaryKey);
+  }
   respond(r, 0, err);
+}
+
+void Broker::report_suppressed(std::optional<Clock::time_point> now) {
+  const uint64_t count = denials_.take_suppressed(now);
+  if (count == 0) return;
+  ctx_.events->emit({{"event", "net.denied"},
+                     {"protocol", "broker"},
+                     {"host", ""},
+                     {"port", 0},
+                     {"reason", std::to_string(count) + " more denials of the connect broker in the same second, not "
+                                "reported one by one (at most " + std::to_string(kDenialsPerSecond) + " a second)"},
+                     {"rule", "rate limit"},
+                     {"suppressed", count}});
 }
 
 void Broker::start(Request& r) {
@@ -664,6 +685,10 @@ void Broker::on_timer() {
   Clock::time_point now = Clock::now();
   timers_.pop_due(now, due);
   for (uint64_t key : due) {
+    if (key == kSummaryKey) {
+      report_suppressed(now);
+      continue;
+    }
     auto it = pending_.find(key);
     if (it == pending_.end()) continue;
     Request& r = *it->second;

@@ -50,6 +50,7 @@
 #include "policy/sandbox_spec.h"
 #include "runtime/broker/as_sandbox.h"
 #include "runtime/broker/caller.h"
+#include "runtime/broker/denial_limiter.h"
 #include "runtime/broker/sandbox_unix_sockets.h"
 #include "runtime/broker/unix_target.h"
 #include "runtime/outside/events.h"
@@ -96,6 +97,8 @@ class Broker {
  public:
   static constexpr uint64_t kTagBit = uint64_t{1} << 60;
   static constexpr size_t kMaxPending = 4096;
+  // net.denied events a second at most; the rest are counted and reported in one event (denial_limiter.h).
+  static constexpr uint32_t kDenialsPerSecond = 20;
 
   explicit Broker(BrokerContext ctx);
   ~Broker();  // answers every pending call with ECONNREFUSED
@@ -141,8 +144,12 @@ class Broker {
   void finish_own_connect(Request& r, int err);
   void finish_callers_connect(Request& r, int err);
   void respond(Request& r, int64_t value, int err);
+  // Answers `err` with a net.denied event (at most kDenialsPerSecond a second: report_suppressed()).
   void deny(Request& r, std::string_view protocol, std::string_view host, uint16_t port, std::string_view reason,
             std::string_view rule, int err);
+  // The count of denials left unreported in a window that has ended by `now` (nullopt: at shutdown, whatever is
+  // counted), as one net.denied event with `suppressed`.
+  void report_suppressed(std::optional<relay::Clock::time_point> now);
   // A socket of the sandbox's own network namespace (not one the broker installed, nor one passed in).
   bool in_sandbox_netns(int sock);
   bool own_tmpfs(dev_t dev) const;
@@ -155,6 +162,9 @@ class Broker {
   std::map<uint64_t, std::unique_ptr<Request>> pending_;
   uint64_t next_key_ = 1;
   relay::TimerQueue timers_;
+  DenialLimiter denials_{kDenialsPerSecond};
+  std::optional<relay::Clock::time_point> summary_at_;  // the window end a timer (key kSummaryKey) is set for
+  static constexpr uint64_t kSummaryKey = 0;  // request keys start at 1
   std::vector<dev_t> own_tmpfs_devs_;  // from the constructor on (none: every such socket refused unless listed)
   UniqueFd standby_v4_;
   UniqueFd standby_v6_;

@@ -137,6 +137,45 @@ TEST(BrokerUnix, HostSocketGivenReadOnlyIsRefusedWithAnEvent) {
   EXPECT_EQ("ok", w.probe({"self_unix", "/tmp/own.sock"}));
 }
 
+// A loop inside that keeps making a refused connect does not grow the events log without bound: at most
+// Broker::kDenialsPerSecond (20) net.denied events a second, and one more event saying how many were not reported
+// one by one (`suppressed`). Before, each of the 300 refusals was an event. The neighbour: every connect is still
+// refused (EACCES), and the first ones are reported as before.
+TEST(BrokerUnix, RefusalsInALoopAreReportedAtMostTwentyASecond) {
+  SandboxWorkspace w;
+  const std::string path = w.outside() + "/service.sock";
+  HostUnixServer host(path, 'D');
+  ASSERT_TRUE(host.ok());
+  const std::string events = w.path("events.jsonl");
+  const std::string script =
+      "import socket, errno\n"
+      "refused = 0\n"
+      "for i in range(300):\n"
+      "  s = socket.socket(socket.AF_UNIX)\n"
+      "  try:\n    s.connect('" + path + "')\n  except PermissionError: refused += 1\n"
+      "  s.close()\n"
+      "print(refused)\n";
+  SandboxRun run = run_sandboxed(w.args({"--ro", path, "--events", events}), {"/usr/bin/python3", "-c", script});
+  EXPECT_EQ("300\n", run.out) << run.err;
+  EXPECT_EQ(0, host.accepted());
+  int reported = 0;
+  uint64_t suppressed = 0;
+  int summaries = 0;
+  std::istringstream lines(events_of(events));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"event\":\"net.denied\"") == std::string::npos) continue;
+    if (line.find("\"host\":\"" + path + "\"") != std::string::npos) ++reported;
+    if (size_t at = line.find("\"suppressed\":"); at != std::string::npos) {
+      ++summaries;
+      suppressed += std::stoull(line.substr(at + 13));
+    }
+  }
+  EXPECT_GE(reported, 20);
+  EXPECT_LT(reported, 300);
+  EXPECT_GE(summaries, 1);
+  EXPECT_EQ(300u, reported + suppressed);  // every refusal is either reported or counted
+}
+
 TEST(BrokerUnix, ListedSocketIsConnectableAndItsNeighbourIsNot) {
   SandboxWorkspace w;
   const std::string listed = w.outside() + "/listed.sock";
