@@ -20,13 +20,27 @@ size_t collect(char* data, size_t size, size_t count, void* out) {
 }
 
 // The connection settings every request shares: the CA, a client certificate, or none of the checks.
-void set_tls(const CurlApi& c, CURL* h, const KubeTarget& t, curl_blob* ca, curl_blob* cert, curl_blob* key) {
+//
+// A kubeconfig that names the cluster's CA is the only authority for that server, as with kubectl: any other CA
+// could impersonate the API server and take the token. CURLOPT_CAINFO_BLOB replaces libcurl's default bundle
+// (CAINFO) but not its default CA directory (CAPATH, /etc/ssl/certs in Debian's libcurl), whose every CA would
+// still vouch for the server, so both defaults are cleared. A libcurl that cannot take the blob (a TLS backend
+// without it) is refused rather than left on the system's CAs.
+Status set_tls(const CurlApi& c, CURL* h, const KubeTarget& t, curl_blob* ca, curl_blob* cert, curl_blob* key) {
   if (t.insecure) {
     c.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
     c.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
   } else if (!t.ca_pem.empty()) {
     *ca = {const_cast<char*>(t.ca_pem.data()), t.ca_pem.size(), CURL_BLOB_NOCOPY};
-    c.easy_setopt(h, CURLOPT_CAINFO_BLOB, ca);
+    if (CURLcode rc = c.easy_setopt(h, CURLOPT_CAINFO_BLOB, ca); rc != CURLE_OK) {
+      return Status::error(std::string("this libcurl cannot trust the cluster's CA alone (CURLOPT_CAINFO_BLOB: ") +
+                           c.easy_strerror(rc) + "); install libcurl4 (OpenSSL)");
+    }
+    for (CURLoption option : {CURLOPT_CAINFO, CURLOPT_CAPATH}) {
+      if (CURLcode rc = c.easy_setopt(h, option, static_cast<char*>(nullptr)); rc != CURLE_OK) {
+        return Status::error(std::string("cannot turn off libcurl's default CAs: ") + c.easy_strerror(rc));
+      }
+    }
   }
   if (!t.client_cert_pem.empty()) {
     *cert = {const_cast<char*>(t.client_cert_pem.data()), t.client_cert_pem.size(), CURL_BLOB_NOCOPY};
@@ -36,6 +50,15 @@ void set_tls(const CurlApi& c, CURL* h, const KubeTarget& t, curl_blob* ca, curl
     c.easy_setopt(h, CURLOPT_SSLKEY_BLOB, key);
     c.easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
   }
+  return Status::ok();
+}
+
+// Credentials go over TLS only (kube_config.cc refuses such a kubeconfig naming its entries; this holds for every
+// target, the in-cluster one included).
+Status check_transport(const KubeTarget& t) {
+  if (t.server.rfind("https://", 0) == 0 || (t.token.empty() && t.client_cert_pem.empty())) return Status::ok();
+  return Status::error("refusing to send the " + std::string(t.token.empty() ? "client certificate" : "token") +
+                       " to " + t.server + " over plain HTTP: use an https:// server");
 }
 
 // The API server's words for a refusal: a Status object's message, else the body.
@@ -66,6 +89,7 @@ std::string stuck_reason(const json& pod) {
 }  // namespace
 
 Result<json> KubeApi::call(const std::string& method, const std::string& path, const json* body) {
+  OI_TRY(check_transport(target_));
   auto api = curl_api();
   if (!api) return api.status();
   const CurlApi& c = **api;
@@ -89,12 +113,13 @@ Result<json> KubeApi::call(const std::string& method, const std::string& path, c
   c.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
   c.easy_setopt(h, CURLOPT_TIMEOUT_MS, 30000L);
   c.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  set_tls(c, h, target_, &ca, &cert, &key);
-  CURLcode rc = c.easy_perform(h);
+  Status tls = set_tls(c, h, target_, &ca, &cert, &key);
+  CURLcode rc = tls ? c.easy_perform(h) : CURLE_OK;
   long code = 0;
   c.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
   c.slist_free_all(headers);
   c.easy_cleanup(h);
+  if (!tls) return tls;
   if (rc != CURLE_OK) return Status::error(method + " " + url + ": " + c.easy_strerror(rc));
   if (code < 200 || code >= 300) return Status::error(api_message(code, response));
   json j = json::parse(response, nullptr, /*allow_exceptions=*/false);
@@ -127,6 +152,7 @@ Status KubeApi::wait_running(const std::string& pod, std::chrono::milliseconds t
 }
 
 Result<std::unique_ptr<KubeAttach>> KubeApi::attach(const std::string& pod, const std::string& container) {
+  OI_TRY(check_transport(target_));
   auto api = curl_api();
   if (!api) return api.status();
   const CurlApi& c = **api;
@@ -141,7 +167,7 @@ Result<std::unique_ptr<KubeAttach>> KubeApi::attach(const std::string& pod, cons
   c.easy_setopt(a->curl_, CURLOPT_CONNECT_ONLY, 1L);
   c.easy_setopt(a->curl_, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
   c.easy_setopt(a->curl_, CURLOPT_NOSIGNAL, 1L);
-  set_tls(c, a->curl_, target_, &ca, &cert, &key);
+  OI_TRY(set_tls(c, a->curl_, target_, &ca, &cert, &key));
   if (CURLcode rc = c.easy_perform(a->curl_); rc != CURLE_OK) {
     return Status::error("attaching: " + url + ": " + c.easy_strerror(rc));
   }

@@ -104,6 +104,14 @@ Result<KubeTarget> kube_target_from_config(const std::string& text, const std::s
       }
     }
   }
+  // A credential never crosses plain HTTP, where anyone on the path (or a local process on the port) reads it. A
+  // server without credentials over http:// (`kubectl proxy`, which adds them itself) is still taken as given.
+  if (t.server.rfind("http://", 0) == 0 && (!t.token.empty() || !t.client_cert_pem.empty())) {
+    return Status::error("cluster `" + cluster_name + "`: server " + t.server + " is plain http://, and user `" +
+                         user_name + "`'s " + (t.token.empty() ? "client certificate" : "token") +
+                         " would be sent in clear text: use an https:// server (or, for `kubectl proxy`, a user "
+                         "without credentials)");
+  }
   return t;
 }
 

@@ -12,10 +12,10 @@ namespace oishell::agent {
 
 struct KubeTarget {
   std::string context;       // the context used ("" in a pod)
-  std::string server;        // "https://10.0.0.1:6443" (an http:// server is taken as given: a local test)
+  std::string server;        // "https://10.0.0.1:6443" (http:// only without a token or client certificate)
   std::string namespace_name = "default";
   std::string token;         // bearer token, or empty
-  std::string ca_pem;        // the cluster's CA (PEM), or empty: the system's
+  std::string ca_pem;        // the cluster's CA (PEM), then trusted alone; or empty: the system's CAs
   bool insecure = false;     // insecure-skip-tls-verify
   std::string client_cert_pem, client_key_pem;
   std::string pod_template;  // a pod manifest (YAML or JSON) to start from; empty: the built-in session pod

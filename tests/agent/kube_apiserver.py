@@ -3,9 +3,10 @@
 real HTTP on 127.0.0.1 and a real attach websocket (subprotocol v4.channel.k8s.io), with the pod's container played
 by a local process: the pod's own command, `oishell` replaced by the oishell under test and its workspace by WORKDIR.
 
-usage: kube_apiserver.py LOG.jsonl MODE OISHELL_BIN WORKDIR
+usage: kube_apiserver.py LOG.jsonl MODE OISHELL_BIN WORKDIR [CERT.pem KEY.pem]
 MODE: ok | forbidden | quota | imagepull | evict (the container is killed 1.5 s after its first output, as an eviction
 does, and the pod then reads as Failed/Evicted).
+With CERT and KEY it serves HTTPS with that certificate (tests/agent/test_ca.h makes it), as a real API server does.
 Prints the port, then serves until stdin closes. Every request is appended to LOG.jsonl as {method, path, headers,
 body} before it is answered.
 """
@@ -14,6 +15,7 @@ import hashlib
 import json
 import os
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -22,6 +24,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 log_path, mode, oishell_bin, workdir = sys.argv[1:5]
+tls_files = sys.argv[5:7]
 lock = threading.Lock()
 pods = {}  # name -> {"manifest", "gets", "phase", "reason", "process"}
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -224,8 +227,21 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+class Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], ssl.SSLError):
+            return  # a client that refused our certificate (the tests expect some to)
+        super().handle_error(request, client_address)
+
+
+server = Server(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
+if tls_files:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls_files[0], tls_files[1])
+    # The handshake happens in the handler's thread (its first read), so a client that refuses the certificate
+    # holds up no other.
+    server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
 print(server.server_address[1], flush=True)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 sys.stdin.read()

@@ -1,5 +1,5 @@
 // End to end, `interpreter --kubernetes`: the session's sandbox as a pod, through a scripted stand-in of the
-// Kubernetes API server on loopback (kube_apiserver.py: real HTTP, a real attach websocket, the pod's container
+// Kubernetes API server on loopback (kube_apiserver.py: real HTTPS, a real attach websocket, the pod's container
 // played by the pod's own `oishell supervise` command run here). A block runs in the pod and its output reaches the
 // model; the pod is the session pod (no privilege) and is deleted at the end; the model's key never appears in
 // anything sent to the cluster; and the API server's refusals (forbidden, quota, an image that cannot be pulled, an
@@ -14,53 +14,39 @@
 #include <fstream>
 
 #include "tests/agent/e2e_util.h"
+#include "tests/agent/kube_stand_in.h"
 
 namespace oishell::agent::test {
 namespace {
 
 using nlohmann::json;
 
-class KubeStandIn {
+// The stand-in over HTTPS, as a cluster is: its certificate signed by a test CA that the kubeconfig names (and
+// nothing else on this machine trusts), the token sent as a real client sends it.
+class TlsCluster {
  public:
-  KubeStandIn(const std::string& mode, const std::string& workdir) {
-    log_ = dir_.path() + "/log.jsonl";
-    std::ofstream(log_).close();
-    PortReporter server = start_port_reporter({"/usr/bin/python3", KUBE_APISERVER, log_, mode, oishell_bin(), workdir});
-    pid_ = server.pid;
-    stdin_fd_ = server.stdin_fd;
-    port_ = server.port;
+  TlsCluster(const std::string& mode, const std::string& workdir) : server_(mode, workdir, &ca_) {
+    std::ofstream(dir_.path() + "/ca.pem") << ca_.certificate_pem();
     kubeconfig_ = dir_.path() + "/kubeconfig";
-    std::ofstream(kubeconfig_) << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
-                                  "contexts: [{name: test, context: {cluster: local, user: agent, namespace: agents}}]\n"
-                                  "clusters: [{name: local, cluster: {server: 'http://127.0.0.1:" +
-                                      std::to_string(port_) + "'}}]\n"
-                                  "users: [{name: agent, user: {token: t0k3n-for-the-cluster}}]\n";
-  }
-  ~KubeStandIn() {
-    if (stdin_fd_ >= 0) ::close(stdin_fd_);
-    if (pid_ > 0) ::waitpid(pid_, nullptr, 0);  // it ends (and ends its containers) when its stdin closes
+    server_.write_kubeconfig(kubeconfig_, ", certificate-authority: '" + dir_.path() + "/ca.pem'",
+                             "token: t0k3n-for-the-cluster");
   }
   const std::string& kubeconfig() const { return kubeconfig_; }
-  std::vector<json> requests() const {
-    std::vector<json> out;
-    std::ifstream f(log_);
-    for (std::string line; std::getline(f, line);) out.push_back(json::parse(line));
-    return out;
-  }
-  std::string log_text() const { return read_text(log_); }
+  std::vector<json> requests() const { return server_.requests(); }
+  std::string log_text() const { return server_.log_text(); }
 
  private:
   TempDir dir_;
-  std::string log_, kubeconfig_;
-  pid_t pid_ = -1;
-  int stdin_fd_ = -1, port_ = 0;
+  TestCa ca_{"oishell kubernetes e2e test CA"};
+  KubeStandIn server_;
+  std::string kubeconfig_;
 };
 
 class KubernetesE2E : public ::testing::Test {
  protected:
   // --kubernetes takes the next word as its value when it has one (CONTEXT/NAMESPACE/TEMPLATE): the prompt goes
   // first. "test/agents": the kubeconfig's context, and a namespace (the context's own, said again).
-  RunResult run(ScriptedServer& model, KubeStandIn& cluster) {
+  RunResult run(ScriptedServer& model, TlsCluster& cluster) {
     RunOptions o;
     o.args = {"--model", "scripted-model", "--api_base", model.base(), "--plain", "Run it in the cluster.",
               "--kubernetes", "test/agents"};
@@ -76,7 +62,7 @@ class KubernetesE2E : public ::testing::Test {
 };
 
 TEST_F(KubernetesE2E, ABlockRunsInTheSessionPodWhichIsDeletedAfterwards) {
-  KubeStandIn cluster("ok", pod_workspace_.path());
+  TlsCluster cluster("ok", pod_workspace_.path());
   ScriptedServer model(json::array({
       tool("python", "import os\nprint('in the pod at', os.getcwd())\nopen('made-in-the-pod', 'w').write('yes')\n"),
       say("Done in the cluster."),
@@ -127,7 +113,7 @@ TEST_F(KubernetesE2E, TheApiServersRefusalsReachTheUser) {
   for (const Case& c : {Case{"forbidden", "pods is forbidden: User \\\"agent\\\" cannot create resource"},
                         Case{"quota", "exceeded quota: compute"},
                         Case{"imagepull", "ErrImagePull: failed to pull image"}}) {
-    KubeStandIn cluster(c.mode, pod_workspace_.path());
+    TlsCluster cluster(c.mode, pod_workspace_.path());
     ScriptedServer model(json::array({tool("python", "print('never')"), say("I could not run it.")}));
     RunResult r = run(model, cluster);
     EXPECT_NE(0, r.exit_code) << c.mode;
@@ -142,7 +128,7 @@ TEST_F(KubernetesE2E, TheApiServersRefusalsReachTheUser) {
 }
 
 TEST_F(KubernetesE2E, AnEvictionMidSessionIsReported) {
-  KubeStandIn cluster("evict", pod_workspace_.path());
+  TlsCluster cluster("evict", pod_workspace_.path());
   ScriptedServer model(json::array({
       tool("python", "print('started', flush=True)\nimport time\ntime.sleep(30)\nprint('never')\n"),
       say("The pod went away."),
