@@ -4,12 +4,19 @@ namespace oishell::agent::server {
 
 using nlohmann::json;
 
-namespace {
-
-std::string string_field(const json& chunk, const char* key) {
+std::string lmc_string(const json& chunk, const char* key) {
+  if (!chunk.is_object()) return "";
   auto it = chunk.find(key);
   return it != chunk.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
+
+bool lmc_true(const json& chunk, const char* key) {
+  if (!chunk.is_object()) return false;
+  auto it = chunk.find(key);
+  return it != chunk.end() && it->is_boolean() && it->get<bool>();
+}
+
+namespace {
 
 LmcStep error_step(std::string why) {
   LmcStep s;
@@ -22,15 +29,20 @@ LmcStep error_step(std::string why) {
 
 LmcStep LmcAccumulator::feed(const json& chunk) {
   if (!chunk.is_object()) return error_step("a chunk must be a JSON object");
-  if (string_field(chunk, "format") == "active_line") return {};  // (OI ignores these too)
+  if (lmc_string(chunk, "format") == "active_line") return {};  // (OI ignores these too)
   for (const char* key : {"role", "type", "format"}) {
     if (chunk.contains(key) && !chunk[key].is_string()) return error_step(std::string("`") + key + "` must be a string");
   }
+  for (const char* key : {"start", "end"}) {
+    if (chunk.contains(key) && !chunk[key].is_boolean()) {
+      return error_step(std::string("`") + key + "` must be true or false");
+    }
+  }
   LmcStep step;
-  bool start = chunk.value("start", false) == true;
+  bool start = lmc_true(chunk, "start");
   if (start) {
     step.started = true;
-    open_ = Message{string_field(chunk, "role"), string_field(chunk, "type"), string_field(chunk, "format"), "", ""};
+    open_ = Message{lmc_string(chunk, "role"), lmc_string(chunk, "type"), lmc_string(chunk, "format"), "", ""};
     if (open_->role.empty()) open_->role = "user";
   }
   if (chunk.contains("content")) {
@@ -40,18 +52,18 @@ LmcStep LmcAccumulator::feed(const json& chunk) {
       if (!chunk.contains("role") || !chunk.contains("type")) {
         return error_step("send a chunk with \"start\": true (or a role and a type) before content");
       }
-      open_ = Message{string_field(chunk, "role"), string_field(chunk, "type"), string_field(chunk, "format"), "", ""};
+      open_ = Message{lmc_string(chunk, "role"), lmc_string(chunk, "type"), lmc_string(chunk, "format"), "", ""};
       step.started = true;
     }
-    if (open_->type.empty()) open_->type = string_field(chunk, "type");
-    if (open_->format.empty()) open_->format = string_field(chunk, "format");
+    if (open_->type.empty()) open_->type = lmc_string(chunk, "type");
+    if (open_->format.empty()) open_->format = lmc_string(chunk, "format");
     if (open_->content.size() + c.get_ref<const std::string&>().size() > max_) {
       open_.reset();
       return error_step("a message larger than " + std::to_string(max_) + " bytes");
     }
     open_->content += c.get<std::string>();
   }
-  if (chunk.value("end", false) == true) {
+  if (lmc_true(chunk, "end")) {
     if (!open_) return error_step("an \"end\" chunk without an open message");
     step.message = std::move(*open_);
     open_.reset();
@@ -92,7 +104,7 @@ Result<ChatRequest> parse_chat_request(const std::string& body) {
       text = content.get<std::string>();
     } else if (content.is_array()) {
       for (const json& part : content) {
-        std::string type = part.is_object() ? string_field(part, "type") : "";
+        std::string type = part.is_object() ? lmc_string(part, "type") : "";
         if (type == "text" && part.contains("text") && part["text"].is_string()) {
           if (!text.empty()) text += "\n";
           text += part["text"].get<std::string>();

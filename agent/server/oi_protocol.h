@@ -15,7 +15,7 @@ namespace oishell::agent::server {
 // What a client's chunk completes. A message is built from {"role","type",["format"],"start":true}, chunks with
 // "content" (appended), and one with "end": true; a chunk with content and no open message opens one (its role and
 // type given). Commands are messages of type "command": "go" approves the code waiting for confirmation, "stop"
-// stops what runs.
+// stops what runs. A field of the wrong type (`"start": "yes"`) is an error step naming it.
 struct LmcStep {
   enum class Kind { more, user_message, command, other_message, error };
   Kind kind = Kind::more;
@@ -23,6 +23,11 @@ struct LmcStep {
   std::string error;  // error: what was wrong
   bool started = false;  // the chunk started a message (OI: a start stops what runs)
 };
+
+// A field of a client's chunk, read without trusting its type (json::value() throws on a wrong one): the string,
+// or "" when absent or not a string; whether it is the boolean true (anything else is not).
+std::string lmc_string(const nlohmann::json& chunk, const char* key);
+bool lmc_true(const nlohmann::json& chunk, const char* key);
 
 class LmcAccumulator {
  public:

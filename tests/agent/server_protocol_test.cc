@@ -47,6 +47,30 @@ TEST(ServerProtocol, BadChunks) {
   EXPECT_EQ(K::error, acc.feed({{"content", "more than ten bytes"}}).kind);  // the bound on a message
 }
 
+// A client's field of the wrong type is an error step naming it, not an exception (json::value() throws on one,
+// which ended the server); the accessors read it as absent.
+TEST(ServerProtocol, WrongTypedFieldsAreErrorsNotExceptions) {
+  LmcAccumulator acc;
+  LmcStep s = acc.feed({{"role", "user"}, {"type", "message"}, {"start", "yes"}});
+  EXPECT_EQ(K::error, s.kind);
+  EXPECT_EQ("`start` must be true or false", s.error);
+  s = acc.feed({{"role", "user"}, {"type", "message"}, {"start", true}});
+  EXPECT_EQ(K::more, s.kind);  // the neighbour: a boolean start
+  s = acc.feed({{"role", "user"}, {"type", "message"}, {"content", "hi"}, {"end", 1}});
+  EXPECT_EQ(K::error, s.kind);
+  EXPECT_EQ("`end` must be true or false", s.error);
+  s = acc.feed({{"role", "user"}, {"type", "message"}, {"end", true}});
+  ASSERT_EQ(K::user_message, s.kind);
+  const json odd = {{"start", "yes"}, {"type", 7}, {"content", json::array()}, {"end", nullptr}};
+  EXPECT_FALSE(lmc_true(odd, "start"));
+  EXPECT_FALSE(lmc_true(odd, "end"));
+  EXPECT_EQ("", lmc_string(odd, "type"));
+  EXPECT_EQ("", lmc_string(odd, "content"));
+  EXPECT_EQ("", lmc_string(json::array({1}), "type"));
+  EXPECT_TRUE(lmc_true({{"start", true}}, "start"));
+  EXPECT_EQ("stop", lmc_string({{"content", "stop"}}, "content"));
+}
+
 TEST(ServerProtocol, ChatRequests) {
   auto r = parse_chat_request(R"({"model": "m", "stream": true, "messages": [
       {"role": "system", "content": "left out"},
