@@ -10,6 +10,7 @@
 #include "agent/server/http.h"
 #include "agent/server/oi_server.h"
 #include "agent/server/socket.h"
+#include "agent/server/websocket.h"
 
 namespace oishell::agent::server {
 
@@ -34,8 +35,9 @@ struct ServerContext {
   std::unique_ptr<Agent> make_agent(Display* display, UserInput* input, std::vector<Message> history);
 };
 
-void serve_websocket(ServerContext& ctx, Connection& conn, const HttpRequest& request, std::string leftover,
-                     bool authenticated);
+// An admitted websocket (answered 101 and authenticated): its conversation. `frames` holds what followed the
+// credential.
+void serve_websocket(ServerContext& ctx, Connection& conn, WsFrameParser frames);
 void serve_chat_completions(ServerContext& ctx, Connection& conn, const HttpRequest& request);
 
 }  // namespace oishell::agent::server

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/interrupt.h"
+#include "agent/server/admission.h"
 #include "agent/server/auth.h"
 #include "agent/server/context.h"
 #include "agent/server/websocket.h"
@@ -20,7 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kRequestTimeoutMs = 10000;  // the whole request, head and body: a slow client cannot hold the server
 constexpr uint16_t kDefaultPort = 8000;   // OI's Server.DEFAULT_PORT
 
 // SIGTERM stops the server as Ctrl-C does: it becomes a SIGINT, which the agent's handler counts.
@@ -34,24 +34,6 @@ std::string json_text(const json& j) { return j.dump(-1, ' ', false, json::error
 
 std::string json_response(int status, const json& body) {
   return http_response(status, {{"Content-Type", "application/json"}}, json_text(body));
-}
-
-// "127.0.0.1:8000" -> "127.0.0.1"; "[::1]:8000" -> "::1".
-std::string host_without_port(const std::string& host) {
-  if (!host.empty() && host.front() == '[') {
-    size_t close = host.find(']');
-    return close == std::string::npos ? host : host.substr(1, close - 1);
-  }
-  size_t colon = host.find(':');
-  return colon == std::string::npos ? host : host.substr(0, colon);
-}
-
-// Origin "http://localhost:8000" -> "localhost".
-std::string origin_host(const std::string& origin) {
-  size_t scheme = origin.find("://");
-  if (scheme == std::string::npos) return "";
-  std::string rest = origin.substr(scheme + 3);
-  return host_without_port(rest.substr(0, rest.find('/')));
 }
 
 json setting_value(const ServerContext& ctx, const std::string& name, bool* found) {
@@ -119,46 +101,10 @@ std::string home_page(const ServerContext& ctx) {
           "heartbeat:            GET " + base + "/heartbeat\n");
 }
 
-void route(ServerContext& ctx, Connection& conn, HttpRequestParser& parser) {
-  HttpRequest& req = parser.request();
-  // DNS rebinding: a page of another site that has its name resolve to 127.0.0.1 sends that name as Host.
-  if (const std::string* host = req.header("Host"); host && !is_loopback_host(host_without_port(*host))) {
-    (void)conn.write_all(http_json_error(421, "Host must name this machine's loopback address"));
-    return;
-  }
-  if (const std::string* origin = req.header("Origin");
-      origin && *origin != "null" && !is_loopback_host(origin_host(*origin))) {
-    (void)conn.write_all(http_json_error(403, "requests from pages of other sites are refused (Origin)"));
-    return;
-  }
-  bool upgrade = is_websocket_upgrade(req);
-  std::string token = request_token(req);
-  // A websocket without a credential in its headers (a browser cannot set them) authenticates with its first
-  // message; every other request carries it.
-  bool first_message_auth = upgrade && token.empty();
-  if (!first_message_auth && !tokens_equal(token, ctx.token)) {
-    (void)conn.write_all(http_response(
-        401, {{"Content-Type", "application/json"}, {"WWW-Authenticate", "Bearer"}},
-        json_text({{"detail", "Authentication failed: send the server's token as X-API-KEY or "
-                              "Authorization: Bearer"}})));
-    return;
-  }
+// An admitted request (admission.h: Host, Origin and the token checked), served on the agent's thread.
+void route(ServerContext& ctx, Connection& conn, const HttpRequest& req) {
   const std::string& path = req.path;
   const std::string& method = req.method;
-  if (upgrade) {
-    if (path != "/") {
-      (void)conn.write_all(http_json_error(404, "the websocket is at /"));
-      return;
-    }
-    if (auto bad = check_websocket_upgrade(req)) {
-      std::vector<std::pair<std::string, std::string>> headers = {{"Content-Type", "application/json"}};
-      if (bad->status == 426) headers.emplace_back("Sec-WebSocket-Version", "13");
-      (void)conn.write_all(http_response(bad->status, headers, json_text({{"detail", bad->message}})));
-      return;
-    }
-    serve_websocket(ctx, conn, req, parser.take_leftover(), !first_message_auth);
-    return;
-  }
   auto only = [&](const char* allowed) {
     if (method == allowed) return true;
     (void)conn.write_all(http_response(405, {{"Allow", allowed}, {"Content-Type", "application/json"}},
@@ -192,35 +138,14 @@ void route(ServerContext& ctx, Connection& conn, HttpRequestParser& parser) {
   }
 }
 
-void serve_connection(ServerContext& ctx, UniqueFd fd) {
-  Connection conn(std::move(fd), interrupt::wake_fd());
-  HttpLimits limits;
-  limits.max_body_bytes = 4 * 1024 * 1024;
-  HttpRequestParser parser(limits);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRequestTimeoutMs);
-  while (parser.state() == HttpRequestParser::State::need_more) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      (void)conn.write_all(http_json_error(408, "the request did not arrive in time"), 1000);
-      return;
-    }
-    std::string data;
-    IoResult r = conn.read_some(&data, static_cast<int>(left.count()));
-    if (r == IoResult::timeout) continue;
-    if (r != IoResult::ok) return;  // closed, reset, or Ctrl-C
-    bool had_head = parser.head_complete();
-    parser.feed(data);
-    // curl asks before sending a larger body; it would otherwise wait a second.
-    if (!had_head && parser.head_complete() && parser.state() == HttpRequestParser::State::need_more &&
-        parser.request().header_has_token("Expect", "100-continue")) {
-      (void)conn.write_all("HTTP/1.1 100 Continue\r\n\r\n", 1000);
-    }
+void serve_connection(ServerContext& ctx, Admitted admitted) {
+  Connection& conn = *admitted.conn;
+  conn.set_wake_fd(interrupt::wake_fd());
+  if (admitted.websocket) {
+    serve_websocket(ctx, conn, std::move(admitted.frames));
+  } else {
+    route(ctx, conn, admitted.parser.request());
   }
-  if (parser.state() == HttpRequestParser::State::error) {
-    (void)conn.write_all(http_json_error(parser.error().status, parser.error().message), 1000);
-    return;
-  }
-  route(ctx, conn, parser);
 }
 
 }  // namespace
@@ -309,18 +234,30 @@ int run_server(ServerParts parts) {
   std::fflush(stdout);
   ctx.parts.executor->prestart();
 
-  while (!ctx.signalled()) {
-    pollfd fds[2] = {{ctx.listener.fd.get(), POLLIN, 0}, {interrupt::wake_fd(), POLLIN, 0}};
-    int n = ::poll(fds, 2, -1);
-    if (n < 0 && errno != EINTR) break;
-    if (ctx.signalled()) break;
-    if (fds[1].revents) ctx.settle();
-    if (!(fds[0].revents & POLLIN)) continue;
-    UniqueFd client = accept_connection(ctx.listener.fd.get());
-    if (!client) continue;
-    serve_connection(ctx, std::move(client));
-    ctx.settle();
-  }
+  {
+    // Connections are accepted and admitted on other threads (admission.h); the agent serves the admitted ones
+    // here, one at a time, on this thread.
+    AdmissionPolicy policy;
+    policy.token = ctx.token;
+    policy.origins = own_origins(ctx.listener);
+    if (auto allowed = env("INTERPRETER_ALLOWED_ORIGINS"); allowed && !allowed->empty()) {
+      policy.origins = with_configured_origins(std::move(policy.origins), *allowed);
+    }
+    Admissions admissions(std::move(policy));
+    admissions.start_accepting(ctx.listener.fd.get());
+    while (!ctx.signalled()) {
+      pollfd fds[2] = {{admissions.ready_fd(), POLLIN, 0}, {interrupt::wake_fd(), POLLIN, 0}};
+      int n = ::poll(fds, 2, -1);
+      if (n < 0 && errno != EINTR) break;
+      if (ctx.signalled()) break;
+      if (fds[1].revents) ctx.settle();
+      if (!(fds[0].revents & POLLIN)) continue;
+      std::optional<Admitted> next = admissions.take();
+      if (!next) continue;
+      serve_connection(ctx, std::move(*next));
+      ctx.settle();
+    }
+  }  // (stops accepting, and every admission still running)
   std::printf("interpreter --server: stopped\n");
   std::fflush(stdout);
   ctx.parts.executor->shutdown();

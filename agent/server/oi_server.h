@@ -11,8 +11,11 @@
 //   GET  /                         a plain-text page naming these
 //
 // Every request needs the token (X-API-KEY or Authorization: Bearer; a websocket may instead send {"auth": TOKEN}
-// as its first message): 401 otherwise, before anything reaches the agent. Host (and a websocket's Origin) must be
-// loopback names (a defence against DNS rebinding). One client at a time: the others wait in the listen queue.
+// as its first message): 401 otherwise, before anything reaches the agent. Host must be a loopback name (a defence
+// against DNS rebinding), and an Origin the server's own (http://127.0.0.1:PORT, http://localhost:PORT) or one in
+// INTERPRETER_ALLOWED_ORIGINS: 403 otherwise, `null` included. Connections are admitted concurrently, each under its
+// own deadline (admission.h), so a client that stalls before authenticating holds up nobody; the agent then serves
+// the admitted ones one at a time, in order.
 // Code runs in the session's sandbox exactly as in the terminal; with auto_run off a websocket client is asked (the
 // confirmation chunk, then `go`), and a chat-completions request cannot confirm, so its blocks are refused.
 // Ctrl-C or SIGTERM stops what runs and then the server.
@@ -28,7 +31,8 @@ struct ServerParts {
   AgentConfig config;
   std::optional<LlmSettings> llm;  // nullopt: no model configured (requests are answered 503)
   Executor* executor = nullptr;    // the sandbox: one, shared by the conversations in turn
-  EnvLookup env;                   // INTERPRETER_HOST, INTERPRETER_PORT, INTERPRETER_API_KEY (OI's names)
+  EnvLookup env;                   // INTERPRETER_HOST, INTERPRETER_PORT, INTERPRETER_API_KEY (OI's names),
+                                   // INTERPRETER_ALLOWED_ORIGINS (origins besides the server's own, comma-separated)
 };
 
 // Serves until Ctrl-C or SIGTERM. Returns the process exit status: 0 stopped, 1 cannot listen, 2 bad settings.

@@ -1,6 +1,7 @@
 // The websocket endpoint: Open Interpreter's LMC protocol, one conversation per connection.
 //
-// Client to server: {"auth": TOKEN} first unless the handshake carried the token; then LMC chunks, e.g.
+// The handshake and the credential were checked before (admission.h: {"auth": TOKEN} first unless the handshake
+// carried the token). Client to server: LMC chunks, e.g.
 //   {"role":"user","type":"message","start":true} {"role":"user","type":"message","content":"hi"}
 //   {"role":"user","type":"message","end":true}
 // which start a response; {"role":"user","type":"command","content":"go"} (with start/end) approves the block
@@ -28,21 +29,15 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kAuthTimeoutMs = 10000;  // from the handshake to the {"auth": TOKEN} message, in all
 constexpr size_t kMaxQueued = 4096;    // messages received and not yet handled
 constexpr size_t kMaxQueuedBytes = 8 * 1024 * 1024;  // their bytes since the queue was last empty
 
 class WsSession {
  public:
-  WsSession(ServerContext& ctx, Connection& conn, bool authenticated)
-      : ctx_(ctx), conn_(conn), authenticated_(authenticated) {
-    WsLimits limits;
-    limits.max_frame_bytes = 1024 * 1024;
-    limits.max_message_bytes = 2 * 1024 * 1024;
-    parser_ = WsFrameParser(limits);
-  }
+  // `frames`: what the client sent after its credential, and the limits for what follows.
+  WsSession(ServerContext& ctx, Connection& conn, WsFrameParser frames)
+      : ctx_(ctx), conn_(conn), parser_(std::move(frames)) {}
 
-  void feed(std::string_view bytes) { parser_.feed(bytes); }
   void run();
 
   // For the agent's display and input.
@@ -65,12 +60,10 @@ class WsSession {
     send(lmc_complete());
   }
   void handle(const json& chunk);
-  bool authenticate(const json& chunk);
 
   ServerContext& ctx_;
   Connection& conn_;
   WsFrameParser parser_;
-  bool authenticated_;
   bool closed_ = false;
   bool busy_ = false;           // the agent is responding
   bool stop_requested_ = false;  // this response was stopped by the client
@@ -199,8 +192,8 @@ void WsSession::poll_client() {
   bool stop = closed_;
   for (size_t i = before; i < queue_.size(); ++i) {
     const json& j = queue_[i];
-    if (j.is_object() && (j.value("start", false) == true ||
-                          (j.value("type", "") == "command" && j.value("content", "") == "stop"))) {
+    // (A client's JSON: a field of the wrong type reads as absent here, and gets its error when handled.)
+    if (lmc_true(j, "start") || (lmc_string(j, "type") == "command" && lmc_string(j, "content") == "stop")) {
       stop = true;
     }
   }
@@ -218,7 +211,7 @@ std::optional<std::string> WsSession::await_confirmation(bool* interrupted) {
       return std::nullopt;
     }
     json j = queue_.front();
-    if (j.is_object() && j.contains("start") && j.value("type", "") != "command") {
+    if (j.is_object() && j.contains("start") && lmc_string(j, "type") != "command") {
       return "n";  // a new message instead of `go`: the block is not run; the message is handled next (queued)
     }
     queue_.pop_front();
@@ -238,18 +231,6 @@ std::optional<std::string> WsSession::await_confirmation(bool* interrupted) {
       return "n";
     }
   }
-}
-
-bool WsSession::authenticate(const json& chunk) {
-  if (chunk.is_object() && chunk.contains("auth") && chunk["auth"].is_string() &&
-      tokens_equal(chunk["auth"].get<std::string>(), ctx_.token)) {
-    authenticated_ = true;
-    send({{"auth", true}});
-    return true;
-  }
-  send({{"auth", false}});
-  close(ws_close::policy_violation, "authentication failed");
-  return false;
 }
 
 void WsSession::handle(const json& chunk) {
@@ -307,15 +288,6 @@ void WsSession::handle(const json& chunk) {
 }
 
 void WsSession::run() {
-  if (!authenticated_) {
-    if (wait_message(kAuthTimeoutMs) == Wait::closed) {
-      close(ws_close::policy_violation, "authentication failed");
-      return;
-    }
-    json first = queue_.front();
-    queue_.pop_front();
-    if (!authenticate(first)) return;
-  }
   display_ = std::make_unique<LmcDisplay>([this](const json& c) {
     send(c);
     poll_client();
@@ -336,11 +308,8 @@ void WsSession::run() {
 
 }  // namespace
 
-void serve_websocket(ServerContext& ctx, Connection& conn, const HttpRequest& request, std::string leftover,
-                     bool authenticated) {
-  if (conn.write_all(ws_handshake_response(request)) != IoResult::ok) return;
-  WsSession session(ctx, conn, authenticated);
-  session.feed(leftover);
+void serve_websocket(ServerContext& ctx, Connection& conn, WsFrameParser frames) {
+  WsSession session(ctx, conn, std::move(frames));
   session.run();
 }
 

@@ -29,6 +29,9 @@ class Connection {
   // `wake_fd` (may be -1): when it becomes readable every wait returns `woken`.
   Connection(UniqueFd fd, int wake_fd) : fd_(std::move(fd)), wake_fd_(wake_fd) {}
   int fd() const { return fd_.get(); }
+  // From now on waits also end at `wake_fd` (-1: at nothing): a connection admitted on another thread gets the
+  // agent's Ctrl-C once the agent's thread serves it.
+  void set_wake_fd(int wake_fd) { wake_fd_ = wake_fd; }
   // Appends what arrives within `timeout_ms` (-1: no limit) to *out; at most `max` bytes.
   IoResult read_some(std::string* out, int timeout_ms, size_t max = 64 * 1024);
   // Writes everything; each wait for the peer to take more is bounded by `timeout_ms`. After a failure every later

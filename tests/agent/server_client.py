@@ -9,6 +9,8 @@ usage: server_client.py PORT TOKEN ACTION [ARG...]; prints one JSON object with 
                          when a confirmation came first: `go` is sent after the first) or the close.
   ws-raw HEX             after the handshake and auth, sends HEX (frames) and reports what comes back.
   ws-ping                sends a ping, then a fragmented user-less chunk, reports the pong and the error.
+  ws-json JSON_ARRAY N   after the handshake (X-API-KEY), sends each element as a text message; collects messages
+                         until the N-th complete status (or the close), then closes.
   http METHOD PATH [TOKEN|-] [BODY]   one request; TOKEN "-" sends none.
   openai TEXT stream|whole [TOKEN]    POST /openai/chat/completions.
   raw HEX                sends HEX on a fresh connection, reports the response head and body.
@@ -233,6 +235,23 @@ def ws_ping():
     out({"pongs": ws.pongs, "messages": msgs})
 
 
+def ws_json(messages, completes):
+    ws = Ws({"X-API-KEY": TOKEN})
+    for m in json.loads(messages):
+        ws.send_json(m)
+    msgs, seen = [], 0
+    while seen < completes:
+        m = ws.message()
+        if m is None:
+            break
+        msgs.append(m)
+        if m == {"role": "server", "type": "status", "content": "complete"}:
+            seen += 1
+    ws.send_frame(8, struct.pack(">H", 1000))
+    ws.message()
+    out({"status": ws.status, "messages": msgs, "close_code": ws.close_code})
+
+
 def http_action(method, path, token, body):
     req = urllib.request.Request("http://127.0.0.1:%d%s" % (PORT, path), method=method,
                                  data=body.encode() if body is not None else None)
@@ -329,6 +348,8 @@ elif action == "ws-raw":
     ws_raw(args[0])
 elif action == "ws-ping":
     ws_ping()
+elif action == "ws-json":
+    ws_json(args[0], int(args[1]))
 elif action == "http":
     http_action(args[0], args[1], args[2] if len(args) > 2 else TOKEN, args[3] if len(args) > 3 else None)
 elif action == "openai":

@@ -2,9 +2,14 @@
 // `oishell supervise` in the openshell sandbox, driven by server_client.py (a websocket client and HTTP requests
 // written with Python's standard library, not with this server's code). Each test stops the server with SIGTERM
 // and expects a clean exit.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -23,6 +28,37 @@ std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
+}
+
+// A connection of the test's own making to the server on 127.0.0.1:`port` (one that stalls); -1 on failure.
+int connect_raw(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// What `fd` receives until the peer closes or `timeout_ms` passes; closes it.
+std::string read_and_close(int fd, int timeout_ms) {
+  std::string got;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (fd >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    char buf[4096];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  if (fd >= 0) ::close(fd);
+  return got;
 }
 
 class ServerE2E : public ::testing::Test {
@@ -315,6 +351,111 @@ TEST_F(ServerE2E, CtrlCStopsTheServerCleanlyAndControlTokensAreRefused) {
   serve(model, {}, [&] { control = client({"openai", "{AUTO_RUN_ON}", "whole"}); }, {}, SIGINT);
   EXPECT_EQ(400, control["status"]) << control.dump();
   EXPECT_EQ(0u, model.requests().size());
+}
+
+// Connections are admitted concurrently (issue 33, finding 7): clients that connect and send nothing, trickle a head
+// that never ends, or open a websocket and never authenticate hold up nobody; each is answered when its own
+// deadline (10 s) passes. Before, the server served one connection at a time, and the heartbeat waited for the
+// first stalled connection's deadline.
+TEST_F(ServerE2E, AClientThatStallsBeforeAuthenticatingHoldsUpNobody) {
+  ScriptedServer model(json::array({say("Not held up.")}));
+  json heartbeat, ws;
+  double heartbeat_s = 0;
+  std::string silent_answer, trickle_answer, ws_answer;
+  serve(model, {}, [&] {
+    int silent = connect_raw(port_);
+    int trickle = connect_raw(port_);
+    int ws_stall = connect_raw(port_);
+    ASSERT_TRUE(silent >= 0 && trickle >= 0 && ws_stall >= 0);
+    ASSERT_EQ(10, ::send(trickle, "GET /heart", 10, MSG_NOSIGNAL));
+    const std::string upgrade = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    ASSERT_EQ(static_cast<ssize_t>(upgrade.size()), ::send(ws_stall, upgrade.data(), upgrade.size(), MSG_NOSIGNAL));
+    ::usleep(300 * 1000);  // the server has taken them in
+    ASSERT_EQ(1, ::send(trickle, "b", 1, MSG_NOSIGNAL));
+    auto t0 = std::chrono::steady_clock::now();
+    heartbeat = client({"http", "GET", "/heartbeat"});
+    heartbeat_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ws = client({"ws", "are you held up?", "header"});
+    silent_answer = read_and_close(silent, 15000);
+    trickle_answer = read_and_close(trickle, 15000);
+    ws_answer = read_and_close(ws_stall, 15000);
+  });
+  EXPECT_EQ(200, heartbeat["status"]) << heartbeat.dump();
+  EXPECT_LT(heartbeat_s, 1.0) << "a stalled connection held up the next one";
+  EXPECT_EQ("Not held up.", joined(ws["chunks"], "assistant", "message")) << ws.dump(1);
+  // The per-connection bound: each stalled connection is answered at its own deadline and closed.
+  EXPECT_TRUE(silent_answer.starts_with("HTTP/1.1 408 ")) << silent_answer;
+  EXPECT_TRUE(trickle_answer.starts_with("HTTP/1.1 408 ")) << trickle_answer;
+  EXPECT_TRUE(ws_answer.starts_with("HTTP/1.1 101 ")) << ws_answer;
+  EXPECT_NE(std::string::npos, ws_answer.find(R"({"auth":false})")) << ws_answer;
+  EXPECT_NE(std::string::npos, ws_answer.find("authentication failed")) << ws_answer;  // the close frame's reason
+  EXPECT_EQ(1u, model.requests().size());
+}
+
+// Origin (issue 33, finding 7): only the server's own origin and those the user allowed; `null` and another
+// loopback port's pages are refused (403) before anything else, the websocket's handshake too. Before, any loopback
+// origin and `null` were let through.
+TEST_F(ServerE2E, OnlyTheServersOwnOriginAndTheAllowedOnes) {
+  ScriptedServer model(json::array({say("unused")}));
+  std::map<std::string, json> status;
+  json ws_null, ws_own;
+  std::vector<std::string> refused, allowed;
+  serve(model, {}, [&] {
+    const std::string own = std::to_string(port_), other = std::to_string(port_ == 65535 ? 1 : port_ + 1);
+    refused = {"null", "http://127.0.0.1:" + other, "http://localhost:" + other, "http://127.0.0.1",
+               "https://127.0.0.1:" + own, "http://evil.example"};
+    allowed = {"http://127.0.0.1:" + own, "http://localhost:" + own, "https://app.example.test"};
+    for (const auto* list : {&refused, &allowed}) {
+      for (const std::string& origin : *list) {
+        status[origin] = client({"raw", hex("GET /heartbeat HTTP/1.1\r\nHost: 127.0.0.1:" + own +
+                                            "\r\nX-API-KEY: " + token_ + "\r\nOrigin: " + origin + "\r\n\r\n")});
+      }
+    }
+    const std::string upgrade = "GET / HTTP/1.1\r\nHost: 127.0.0.1:" + own + "\r\nUpgrade: websocket\r\n"
+                                "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                                "Sec-WebSocket-Version: 13\r\nX-API-KEY: " + token_ + "\r\nOrigin: ";
+    ws_null = client({"raw", hex(upgrade + "null\r\n\r\n")});
+    ws_own = client({"raw", hex(upgrade + "http://localhost:" + own + "\r\n\r\n")});
+  }, {{"INTERPRETER_ALLOWED_ORIGINS", "https://app.example.test/, https://other.example.test"}});
+  ASSERT_EQ(6u, refused.size());
+  for (const std::string& origin : refused) {
+    EXPECT_EQ(403, status[origin]["status"]) << origin << ": " << status[origin].dump();
+    EXPECT_NE(std::string::npos, status[origin]["body"].get<std::string>().find("(Origin: " + origin + ")"))
+        << status[origin].dump();
+  }
+  for (const std::string& origin : allowed) {
+    EXPECT_EQ(200, status[origin]["status"]) << origin << ": " << status[origin].dump();
+  }
+  EXPECT_EQ(403, ws_null["status"]) << ws_null.dump();
+  EXPECT_EQ(101, ws_own["status"]) << ws_own.dump();
+  EXPECT_EQ(0u, model.requests().size());
+}
+
+// A chunk whose field has the wrong type (`"start": "yes"`) gets an error naming it; the server keeps serving that
+// conversation and the next request. Before, json::value() threw on it and the server died.
+TEST_F(ServerE2E, AWrongTypedFieldGetsAnErrorAndTheServerKeepsServing) {
+  ScriptedServer model(json::array({say("Still here.")}));
+  json ws, heartbeat;
+  serve(model, {}, [&] {
+    ws = client({"ws-json", json::array({{{"role", "user"}, {"type", "message"}, {"start", "yes"}},
+                                         {{"role", "user"}, {"type", "message"}, {"content", "hi"}, {"end", 1}},
+                                         {{"role", "user"}, {"type", "message"}, {"start", true}},
+                                         {{"role", "user"}, {"type", "message"}, {"content", "are you there?"}},
+                                         {{"role", "user"}, {"type", "message"}, {"end", true}}}).dump(),
+                 "3"});
+    heartbeat = client({"http", "GET", "/heartbeat"});
+  });
+  const json& m = ws["messages"];
+  ASSERT_GE(m.size(), 4u) << ws.dump(1);
+  EXPECT_EQ(json({{"role", "server"}, {"type", "error"}, {"content", "`start` must be true or false"}}), m[0]);
+  EXPECT_EQ(kComplete, m[1]);
+  EXPECT_EQ(json({{"role", "server"}, {"type", "error"}, {"content", "`end` must be true or false"}}), m[2]);
+  EXPECT_EQ(kComplete, m[3]);
+  EXPECT_EQ("Still here.", joined(m, "assistant", "message")) << ws.dump(1);
+  EXPECT_EQ(kComplete, m.back());
+  EXPECT_EQ(200, heartbeat["status"]);
+  EXPECT_EQ(1u, model.requests().size());
 }
 
 }  // namespace
