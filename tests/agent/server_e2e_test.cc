@@ -393,6 +393,28 @@ TEST_F(ServerE2E, AClientThatStallsBeforeAuthenticatingHoldsUpNobody) {
   EXPECT_EQ(1u, model.requests().size());
 }
 
+// The cap on admissions cannot be turned against a real client: past 16 silent connections each new one cuts off
+// the oldest still unauthenticated, and past twice that a flood is closed unanswered, so a client that connects
+// after a crowd of silent ones is still admitted at once.
+TEST_F(ServerE2E, ACrowdOfSilentConnectionsCannotKeepAClientOut) {
+  ScriptedServer model(json::array({say("unused")}));
+  json heartbeat;
+  double heartbeat_s = 0;
+  serve(model, {}, [&] {
+    std::vector<int> crowd;
+    for (int i = 0; i < 40; ++i) crowd.push_back(connect_raw(port_));
+    ::usleep(300 * 1000);
+    auto t0 = std::chrono::steady_clock::now();
+    heartbeat = client({"http", "GET", "/heartbeat"});
+    heartbeat_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (int fd : crowd) {
+      if (fd >= 0) ::close(fd);
+    }
+  });
+  EXPECT_EQ(200, heartbeat["status"]) << heartbeat.dump();
+  EXPECT_LT(heartbeat_s, 1.0) << "a crowd of silent connections kept the client out";
+}
+
 // Origin (issue 33, finding 7): only the server's own origin and those the user allowed; `null` and another
 // loopback port's pages are refused (403) before anything else, the websocket's handshake too. Before, any loopback
 // origin and `null` were let through.
