@@ -49,6 +49,22 @@ Got read_until(Connection& conn, std::string* out, Clock::time_point deadline, c
   }
 }
 
+// Answers a refusal and ends the connection without a reset: what the client still sends (the rest of a refused
+// body or head) is read and dropped for a moment after our end is shut, since closing a socket with unread data
+// sends a reset, which can destroy the answer before the client reads it.
+void answer(Connection& conn, std::string_view response) {
+  if (conn.write_all(response, kAnswerTimeoutMs) != IoResult::ok) return;
+  conn.shutdown_write();
+  const auto until = Clock::now() + std::chrono::milliseconds(kAnswerTimeoutMs);
+  size_t dropped = 0;
+  while (dropped < 1024 * 1024) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+    std::string scratch;
+    if (left <= 0 || conn.read_some(&scratch, static_cast<int>(left)) != IoResult::ok) return;
+    dropped += scratch.size();
+  }
+}
+
 // Signals stay with the agent's thread, as before this file's threads existed (SIGINT's handler is thread-safe,
 // but SIGTERM's raise() would send the SIGINT to whichever thread took it).
 void keep_signals_away() {
@@ -197,47 +213,35 @@ void Admissions::admit(UniqueFd fd, Slot* slot) {
   auto conn = std::make_unique<Connection>(std::move(fd), -1);
   HttpRequestParser parser(policy_.limits);
   const auto deadline = Clock::now() + policy_.request_timeout;
+  bool checked = false, first_message_auth = false;
   while (parser.state() == HttpRequestParser::State::need_more) {
     std::string data;
     Got got = read_until(*conn, &data, deadline, slot->cut, stopping_);
-    if (got == Got::deadline) {
-      (void)conn->write_all(http_json_error(408, "the request did not arrive in time"), kAnswerTimeoutMs);
-      return;
-    }
+    if (got == Got::deadline) return answer(*conn, http_json_error(408, "the request did not arrive in time"));
     if (got == Got::gone) return;  // closed, reset, cut off or the server stops
-    const bool had_head = parser.head_complete();
     parser.feed(data);
+    if (checked || !parser.head_complete() || parser.state() == HttpRequestParser::State::error) continue;
+    // The head decides: a client without the token gets no further than 16 KiB of head, its body never read.
+    checked = true;
+    if (auto refused = refusal(parser.request(), policy_, &first_message_auth)) return answer(*conn, *refused);
     // curl asks before sending a larger body; it would otherwise wait a second.
-    if (!had_head && parser.head_complete() && parser.state() == HttpRequestParser::State::need_more &&
+    if (parser.state() == HttpRequestParser::State::need_more &&
         parser.request().header_has_token("Expect", "100-continue")) {
       (void)conn->write_all("HTTP/1.1 100 Continue\r\n\r\n", kAnswerTimeoutMs);
     }
   }
   if (parser.state() == HttpRequestParser::State::error) {
-    (void)conn->write_all(http_json_error(parser.error().status, parser.error().message), kAnswerTimeoutMs);
-    return;
-  }
-  // Checked on the whole request: a refusal answered while the client still sends its body would be lost to the
-  // reset that closing a socket with unread data sends.
-  bool first_message_auth = false;
-  if (auto refused = refusal(parser.request(), policy_, &first_message_auth)) {
-    (void)conn->write_all(*refused, kAnswerTimeoutMs);
-    return;
+    return answer(*conn, http_json_error(parser.error().status, parser.error().message));
   }
   Admitted a;
   a.frames = WsFrameParser(session_ws_limits());
   const HttpRequest& req = parser.request();
   if (is_websocket_upgrade(req)) {
-    if (req.path != "/") {
-      (void)conn->write_all(http_json_error(404, "the websocket is at /"), kAnswerTimeoutMs);
-      return;
-    }
+    if (req.path != "/") return answer(*conn, http_json_error(404, "the websocket is at /"));
     if (auto bad = check_websocket_upgrade(req)) {
       std::vector<std::pair<std::string, std::string>> headers = {{"Content-Type", "application/json"}};
       if (bad->status == 426) headers.emplace_back("Sec-WebSocket-Version", "13");
-      (void)conn->write_all(http_response(bad->status, headers, json_text({{"detail", bad->message}})),
-                            kAnswerTimeoutMs);
-      return;
+      return answer(*conn, http_response(bad->status, headers, json_text({{"detail", bad->message}})));
     }
     if (conn->write_all(ws_handshake_response(req), kAnswerTimeoutMs) != IoResult::ok) return;
     a.websocket = true;

@@ -2,9 +2,10 @@
 // The server's door: every connection, until it has proved it holds the token, on a thread of its own, so that a
 // client that connects and then sends nothing, or trickles bytes, holds up only itself. Its request must arrive
 // within a deadline and under the HTTP parser's size limits; Host must be a loopback name and Origin (when sent) one
-// of the server's own origins or one the user allowed; the token must be in the headers or, for a websocket, its
-// first message. Only then is the connection handed to the thread that runs the agent (one at a time, as before:
-// the agent, its sandbox and Ctrl-C stay on that thread). Every refusal is answered and closed here.
+// of the server's own origins or one the user allowed; the token must be in the headers (checked once the head is
+// in: a refused request's body is never read) or, for a websocket, its first message. Only then is the connection
+// handed to the thread that runs the agent (one at a time, as before: the agent, its sandbox and Ctrl-C stay on
+// that thread). Every refusal is answered and closed here.
 //
 // Bounds: at most kMaxAdmitting connections are being admitted at once; a new one past that cuts off the oldest
 // still being admitted (a crowd of silent connections cannot keep a real client out for longer than it takes the

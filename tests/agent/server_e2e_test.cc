@@ -359,7 +359,7 @@ TEST_F(ServerE2E, CtrlCStopsTheServerCleanlyAndControlTokensAreRefused) {
 // first stalled connection's deadline.
 TEST_F(ServerE2E, AClientThatStallsBeforeAuthenticatingHoldsUpNobody) {
   ScriptedServer model(json::array({say("Not held up.")}));
-  json heartbeat, ws;
+  json heartbeat, ws, unread_body;
   double heartbeat_s = 0;
   std::string silent_answer, trickle_answer, ws_answer;
   serve(model, {}, [&] {
@@ -377,6 +377,9 @@ TEST_F(ServerE2E, AClientThatStallsBeforeAuthenticatingHoldsUpNobody) {
     heartbeat = client({"http", "GET", "/heartbeat"});
     heartbeat_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ws = client({"ws", "are you held up?", "header"});
+    // Without the token a request's head is its last word: the 4 MB it announces are neither awaited nor read.
+    unread_body = client({"raw", hex("POST /settings HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+                                     "\r\nContent-Length: 4000000\r\n\r\n{")});
     silent_answer = read_and_close(silent, 15000);
     trickle_answer = read_and_close(trickle, 15000);
     ws_answer = read_and_close(ws_stall, 15000);
@@ -384,6 +387,7 @@ TEST_F(ServerE2E, AClientThatStallsBeforeAuthenticatingHoldsUpNobody) {
   EXPECT_EQ(200, heartbeat["status"]) << heartbeat.dump();
   EXPECT_LT(heartbeat_s, 1.0) << "a stalled connection held up the next one";
   EXPECT_EQ("Not held up.", joined(ws["chunks"], "assistant", "message")) << ws.dump(1);
+  EXPECT_EQ(401, unread_body["status"]) << unread_body.dump();
   // The per-connection bound: each stalled connection is answered at its own deadline and closed.
   EXPECT_TRUE(silent_answer.starts_with("HTTP/1.1 408 ")) << silent_answer;
   EXPECT_TRUE(trickle_answer.starts_with("HTTP/1.1 408 ")) << trickle_answer;
