@@ -249,9 +249,8 @@ void Admissions::admit(UniqueFd fd, Slot* slot) {
     if (first_message_auth) {
       const auto auth_deadline = Clock::now() + policy_.auth_timeout;
       auto refuse = [&] {
-        (void)conn->write_all(ws_encode_frame(WsOpcode::text, json({{"auth", false}}).dump()), kAnswerTimeoutMs);
-        (void)conn->write_all(ws_encode_close(ws_close::policy_violation, "authentication failed"),
-                              kAnswerTimeoutMs);
+        answer(*conn, ws_encode_frame(WsOpcode::text, json({{"auth", false}}).dump()) +
+                          ws_encode_close(ws_close::policy_violation, "authentication failed"));
       };
       bool authenticated = false;
       while (!authenticated) {
