@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "agent/code_fence.h"
 #include "agent/json_util.h"
 #include "agent/partial_json.h"
 
@@ -35,25 +36,82 @@ struct Code {
   std::string code;
 };
 
-// {"language":..,"code":..}, {"name":"execute","arguments":{..}|"..."}, {"function":{"name":..,"arguments":..}}
-std::optional<Code> code_from_json(const json& j) {
+// Keys whose value a reader of a call could take for the code to run or for its language: the ones code_from_json
+// reads, and the names other tools give code.
+bool code_like_key(const std::string& key) {
+  static const char* const kKeys[] = {"code",     "language", "arguments", "parameters", "input",
+                                      "function", "command",  "cmd",       "script",     "source"};
+  return std::any_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; });
+}
+
+// The first code-like key of an object anywhere inside `v` (arrays and objects, at any depth); empty when none.
+std::string nested_code_key(const json& v) {
+  if (v.is_object()) {
+    for (const auto& [k, inner] : v.items()) {
+      if (code_like_key(k)) return k;
+      if (std::string found = nested_code_key(inner); !found.empty()) return found;
+    }
+  } else if (v.is_array()) {
+    for (const auto& inner : v) {
+      if (std::string found = nested_code_key(inner); !found.empty()) return found;
+    }
+  }
+  return {};
+}
+
+// The problem with a key of the call other than the ones read: it holds something that looks like another call.
+std::string stray_code(const json& j, std::initializer_list<const char*> read) {
+  for (const auto& [k, v] : j.items()) {
+    if (std::any_of(read.begin(), read.end(), [&](const char* r) { return k == r; })) continue;
+    if (std::string inner = nested_code_key(v); !inner.empty()) {
+      return "its `" + k + "` holds another `" + inner + "`, so it is unclear which code is meant";
+    }
+  }
+  return {};
+}
+
+// {"language":..,"code":..}, {"name":"execute","arguments":{..}|"..."}, {"function":{"name":..,"arguments":..}}.
+// A call that could be read as two different ones (a second `code` nested under another key, two wrappers) sets
+// *problem instead: it is refused, not guessed at.
+std::optional<Code> code_from_json(const json& j, std::string* problem) {
   if (!j.is_object()) return std::nullopt;
   if (j.contains("code") && j["code"].is_string()) {
-    Code c{j.contains("language") && j["language"].is_string() ? j["language"].get<std::string>() : "",
-           j["code"].get<std::string>()};
+    if (j.contains("language") && !j["language"].is_string()) {
+      *problem = "its `language` is not a string";
+      return std::nullopt;
+    }
+    if (std::string p = stray_code(j, {"code", "language"}); !p.empty()) {
+      *problem = p;
+      return std::nullopt;
+    }
+    Code c{j.contains("language") ? j["language"].get<std::string>() : "", j["code"].get<std::string>()};
     return c;
   }
-  const json* args = nullptr;
-  if (j.contains("arguments")) args = &j["arguments"];
-  else if (j.contains("parameters")) args = &j["parameters"];
-  else if (j.contains("input")) args = &j["input"];
-  else if (j.contains("function") && j["function"].is_object()) return code_from_json(j["function"]);
-  if (!args) return std::nullopt;
-  if (args->is_string()) {
-    auto parsed = lenient_json_parse(args->get<std::string>());
-    return parsed ? code_from_json(*parsed) : std::nullopt;
+  const char* wrapper = nullptr;
+  for (const char* w : {"arguments", "parameters", "input", "function"}) {
+    if (!j.contains(w)) continue;
+    if (wrapper) {
+      *problem = std::string("it has both `") + wrapper + "` and `" + w + "`";
+      return std::nullopt;
+    }
+    wrapper = w;
   }
-  return code_from_json(*args);
+  if (!wrapper) return std::nullopt;
+  if (std::string p = stray_code(j, {wrapper, "name", "type", "id"}); !p.empty()) {
+    *problem = p;
+    return std::nullopt;
+  }
+  const json& args = j[wrapper];
+  if (std::string_view(wrapper) == "function" && !args.is_object()) return std::nullopt;
+  if (args.is_string()) {
+    CallArguments parsed = parse_call_arguments(args.get<std::string>());
+    if (!parsed.problem.empty()) {
+      *problem = parsed.problem;
+      return std::nullopt;
+    }
+    return parsed.value ? code_from_json(*parsed.value, problem) : std::nullopt;
+  }
+  return code_from_json(args, problem);
 }
 
 // A Python string literal at s[pos] ('...', "...", '''...''', """...""", optional r prefix); advances pos.
@@ -85,10 +143,10 @@ std::optional<std::string> python_string(std::string_view s, size_t* pos) {
   return std::nullopt;
 }
 
-// language="python", code='''...''' (any order)
-std::optional<Code> code_from_kwargs(std::string_view s) {
+// language="python", code='''...''' (any order; a repeated name is a problem, as in JSON)
+std::optional<Code> code_from_kwargs(std::string_view s, std::string* problem) {
   Code c;
-  bool has_code = false;
+  bool has_code = false, has_language = false;
   size_t p = 0;
   while (p < s.size()) {
     while (p < s.size() && (std::isspace(static_cast<unsigned char>(s[p])) || s[p] == ',')) ++p;
@@ -101,46 +159,80 @@ std::optional<Code> code_from_kwargs(std::string_view s) {
     while (p < s.size() && std::isspace(static_cast<unsigned char>(s[p]))) ++p;
     auto value = python_string(s, &p);
     if (!value) break;
-    if (name == "language") c.language = *value;
+    if ((name == "language" && has_language) || (name == "code" && has_code)) {
+      *problem = "the argument `" + name + "` appears twice";
+      return std::nullopt;
+    }
+    if (name == "language") {
+      c.language = *value;
+      has_language = true;
+    }
     if (name == "code") {
       c.code = *value;
       has_code = true;
     }
   }
+  while (p < s.size() && (std::isspace(static_cast<unsigned char>(s[p])) || s[p] == ',')) ++p;
+  if (p < s.size()) return std::nullopt;  // more than the arguments (a second call, prose): not a call
   if (!has_code) return std::nullopt;
   return c;
 }
 
-// The whole of `text` (maybe inside a ```json fence) as a tool call printed as JSON.
-std::optional<Code> json_text_call(const std::string& text) {
+// The whole answer, when it is nothing but one block (a ``` fence around all of it): the block's text and tag.
+std::string unwrap_single_fence(const std::string& text, std::string* tag) {
   std::string t = trim(text);
-  if (t.rfind("```", 0) == 0) {
-    std::string tag = strip_code_fences(&t);
-    if (!tag.empty() && tag != "json") return std::nullopt;
-    t = trim(t);
-  }
-  if (t.empty() || t.front() != '{' || t.back() != '}') return std::nullopt;
-  auto j = lenient_json_parse(t);
-  if (!j) return std::nullopt;
-  return code_from_json(*j);
+  tag->clear();
+  if (t.rfind("```", 0) != 0) return t;
+  std::string inner = t;
+  *tag = strip_code_fences(&inner);
+  if (inner.find("```") != std::string::npos) return t;  // more than one block: leave it whole
+  return trim(inner);
 }
 
-// `functions.execute(...)` anywhere in the text: the call and what precedes it.
-std::optional<Code> functions_execute_call(const std::string& text, std::string* before) {
-  size_t at = text.find("functions.execute");
-  if (at == std::string::npos) return std::nullopt;
-  size_t open = text.find('(', at);
-  size_t close = text.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
-  std::string inner = trim(std::string_view(text).substr(open + 1, close - open - 1));
-  std::optional<Code> c;
-  if (!inner.empty() && inner.front() == '{') {
-    if (auto j = lenient_json_parse(inner)) c = code_from_json(*j);
-  } else {
-    c = code_from_kwargs(inner);
+// A call written as text, found only when it is the whole answer (maybe inside one fence): an answer that holds
+// anything else is shown and read as prose and blocks, so a call in its prose never runs instead of the block shown.
+struct TextCall {
+  std::optional<Code> code;
+  std::string problem;  // set: a call, refused
+};
+
+// The whole answer as a tool call printed as JSON.
+TextCall json_text_call(const std::string& text) {
+  TextCall out;
+  std::string tag;
+  std::string t = unwrap_single_fence(text, &tag);
+  if (!tag.empty() && tag != "json") return out;
+  if (t.empty() || t.front() != '{' || t.back() != '}') return out;
+  CallArguments j = parse_call_arguments(t);
+  if (!j.problem.empty()) {
+    out.problem = j.problem;
+    return out;
   }
-  if (c) *before = trim(std::string_view(text).substr(0, at));
-  return c;
+  if (j.value) out.code = code_from_json(*j.value, &out.problem);
+  return out;
+}
+
+// The whole answer as `functions.execute(...)`.
+TextCall functions_execute_call(const std::string& text) {
+  TextCall out;
+  std::string tag;
+  std::string t = unwrap_single_fence(text, &tag);
+  constexpr std::string_view kCall = "functions.execute";
+  if (t.rfind(kCall, 0) != 0 || t.back() != ')') return out;
+  std::string inner = trim(std::string_view(t).substr(kCall.size()));
+  if (inner.empty() || inner.front() != '(') return out;
+  inner = trim(std::string_view(inner).substr(1, inner.size() - 2));
+  if (!inner.empty() && inner.front() == '{') {
+    CallArguments j = parse_call_arguments(inner);
+    if (!j.problem.empty()) {
+      out.problem = j.problem;
+      return out;
+    }
+    if (j.value) out.code = code_from_json(*j.value, &out.problem);
+  } else {
+    out.code = code_from_kwargs(inner, &out.problem);
+  }
+  return out;
 }
 
 // Splits text into prose and ``` blocks. An unclosed block runs to the end.
@@ -157,16 +249,14 @@ std::vector<AnswerPart> split_fenced(const std::string& text) {
   while (pos <= text.size()) {
     size_t nl = text.find('\n', pos);
     std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    std::string stripped = trim(line);
-    bool fence = stripped.rfind("```", 0) == 0;
-    if (!in_code && fence) {
+    // agent/code_fence.h: the rule the display splits the streaming answer by.
+    std::optional<std::string> opens = in_code ? std::nullopt : opening_fence(line);
+    if (opens) {
       flush_prose();
       in_code = true;
-      size_t tag_at = stripped.find_first_not_of('`');
-      tag = tag_at == std::string::npos ? "" : lower(trim(stripped.substr(tag_at)));
-      if (auto sp = tag.find_first_of(" \t{"); sp != std::string::npos) tag = tag.substr(0, sp);
+      tag = lower(*opens);
       code.clear();
-    } else if (in_code && stripped == "```") {
+    } else if (in_code && closing_fence(line)) {
       parts.push_back({Message::code(tag, code), ""});
       in_code = false;
     } else if (in_code) {
@@ -201,6 +291,13 @@ void check_code(AnswerPart* part, const std::vector<std::string>& languages, std
     for (const auto& l : languages) list += (list.empty() ? "" : ", ") + l;
     part->problem = "Unknown language `" + m.format + "`: nothing was run. The languages available are: " + list + ".";
   }
+}
+
+// What the model is told about a call refused because it could be read two ways.
+std::string refused_call_problem(const std::string& tool, const std::string& why) {
+  return "The call of `" + tool + "` was refused and nothing was run: " + why +
+         ". What runs must be exactly what the user is shown, so call it again with plain JSON arguments "
+         "{\"language\": ..., \"code\": ...}, each key once and nothing else holding code.";
 }
 
 }  // namespace
@@ -290,12 +387,22 @@ Extraction extract_answer(const LlmResponse& response, const std::vector<std::st
         out.parts.push_back(std::move(part));
         continue;
       }
+      // One parse of the arguments decides what is shown at the question and what runs (agent/partial_json.h).
       std::optional<Code> code;
-      if (auto j = lenient_json_parse(call.arguments)) {
-        code = code_from_json(*j);
-        if (!nlohmann::json::accept(call.arguments)) {
-          out.repairs.push_back("repaired broken JSON in the tool call's arguments");
-        }
+      std::string refused;
+      CallArguments j = parse_call_arguments(call.arguments);
+      if (!j.problem.empty()) {
+        refused = j.problem;
+      } else if (j.value) {
+        code = code_from_json(*j.value, &refused);
+        if (j.repaired) out.repairs.push_back("repaired broken JSON in the tool call's arguments");
+      }
+      if (!refused.empty()) {
+        part.message.format = "json";
+        part.message.content = call.arguments;
+        part.problem = refused_call_problem(call.name, refused);
+        out.parts.push_back(std::move(part));
+        continue;
       }
       if (!code && (name == "python" || name == "shell" || name == "bash")) {
         code = Code{name, call.arguments};  // the arguments are the code itself
@@ -320,22 +427,18 @@ Extraction extract_answer(const LlmResponse& response, const std::vector<std::st
     }
     return out;
   }
-  // A tool call printed as JSON text.
-  if (auto code = json_text_call(response.text)) {
-    out.repairs.push_back("a tool call written as JSON text was run as code");
-    AnswerPart part{Message::code(code->language, code->code), ""};
-    check_code(&part, languages, &out.repairs);
-    out.parts.push_back(std::move(part));
-    return out;
-  }
-  // functions.execute(...) written as text.
-  std::string before;
-  if (auto code = functions_execute_call(response.text, &before)) {
-    out.repairs.push_back("`functions.execute(...)` written as text was run as code");
-    if (!before.empty() && before.find("```") == std::string::npos) {
-      out.parts.push_back({Message::assistant(before), ""});
+  // A tool call written as text (JSON, or `functions.execute(...)`): repaired only when it is the whole answer.
+  for (auto [find, what] : {std::pair{&json_text_call, "a tool call written as JSON text"},
+                            std::pair{&functions_execute_call, "`functions.execute(...)` written as text"}}) {
+    TextCall call = find(response.text);
+    if (!call.problem.empty()) {
+      AnswerPart part{Message::code("json", trim(response.text)), refused_call_problem("execute", call.problem)};
+      out.parts.push_back(std::move(part));
+      return out;
     }
-    AnswerPart part{Message::code(code->language, code->code), ""};
+    if (!call.code) continue;
+    out.repairs.push_back(std::string(what) + " was run as code");
+    AnswerPart part{Message::code(call.code->language, call.code->code), ""};
     check_code(&part, languages, &out.repairs);
     out.parts.push_back(std::move(part));
     return out;

@@ -1,5 +1,6 @@
 #include "agent/partial_json.h"
 
+#include <set>
 #include <vector>
 
 namespace oishell::agent {
@@ -74,38 +75,68 @@ std::string decode_string(std::string_view s, size_t pos) {
   return out;
 }
 
-}  // namespace
-
-std::optional<std::string> partial_json_string(std::string_view text, std::string_view key) {
-  std::string needle = "\"" + std::string(key) + "\"";
-  size_t at = 0;
-  while ((at = text.find(needle, at)) != std::string_view::npos) {
-    size_t pos = at + needle.size();
-    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
-    if (pos >= text.size()) return std::nullopt;
-    if (text[pos] != ':') {
-      at = pos;
+// Calls on_key(depth, key_at, value_at) for each object key of the JSON value at the start of `text` (after white
+// space), in order: depth 1 is the top-level object, key_at the position of the key's opening quote, value_at where
+// its value starts (after the colon and white space; text.size() when the text ends first). Stops when on_key
+// returns false, when the value ends, or where the text does (it may be cut off). Strings may hold raw control
+// characters (models write them); anything else unexpected is stepped over, as the repair in lenient_json_parse
+// does.
+template <typename OnKey>
+void scan_keys(std::string_view text, OnKey on_key) {
+  std::vector<char> open;  // '{' or '[' for each container we are in
+  bool expect_key = false;
+  size_t pos = 0;
+  while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  if (pos >= text.size() || (text[pos] != '{' && text[pos] != '[')) return;
+  while (pos < text.size()) {
+    char c = text[pos];
+    if (c == '"') {
+      size_t end = pos + 1;
+      while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+      if (end >= text.size()) return;  // cut off inside the string
+      size_t after = end + 1;
+      while (after < text.size() && std::isspace(static_cast<unsigned char>(text[after]))) ++after;
+      if (expect_key && !open.empty() && open.back() == '{' && after < text.size() && text[after] == ':') {
+        size_t value_at = after + 1;
+        while (value_at < text.size() && std::isspace(static_cast<unsigned char>(text[value_at]))) ++value_at;
+        if (!on_key(static_cast<int>(open.size()), pos, value_at)) return;
+        expect_key = false;
+        pos = value_at;
+        continue;
+      }
+      pos = end + 1;
       continue;
     }
+    if (c == '{' || c == '[') {
+      open.push_back(c);
+      expect_key = c == '{';
+    } else if (c == '}' || c == ']') {
+      if (!open.empty()) open.pop_back();
+      if (open.empty()) return;  // the value is complete; what follows is not part of it
+      expect_key = false;
+    } else if (c == ',') {
+      expect_key = !open.empty() && open.back() == '{';
+    }
     ++pos;
-    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
-    if (pos >= text.size() || text[pos] != '"') return std::nullopt;
-    return decode_string(text, pos + 1);
   }
-  return std::nullopt;
 }
 
-std::optional<nlohmann::json> lenient_json_parse(std::string_view text) {
-  auto direct = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!direct.is_discarded()) return direct;
-  // Rewrite: escape raw control characters inside strings, stop after the top-level value closes, then close
-  // whatever is still open.
+// Rewrites broken JSON so that a strict parser reads it: raw control characters inside strings escaped, the text
+// after the top-level value dropped (*rest says where it starts), whatever is still open closed. With
+// `skip_prose`, text before the first `{` or `[` is skipped; without it, text that does not start with one (after
+// white space) gives nullopt.
+std::optional<std::string> repair_json(std::string_view text, bool skip_prose, size_t* rest) {
   std::string fixed;
   std::vector<char> open;
   bool in_string = false, escaped = false, started = false;
-  for (char c : text) {
+  *rest = text.size();
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
     if (!started) {
-      if (c != '{' && c != '[') continue;  // prose before the value
+      if (c != '{' && c != '[') {
+        if (skip_prose || std::isspace(static_cast<unsigned char>(c))) continue;  // prose (or space) before it
+        return std::nullopt;
+      }
       started = true;
     }
     if (in_string) {
@@ -136,7 +167,10 @@ std::optional<nlohmann::json> lenient_json_parse(std::string_view text) {
       open.push_back(c == '{' ? '}' : ']');
     } else if (c == '}' || c == ']') {
       if (!open.empty()) open.pop_back();
-      if (open.empty()) break;  // the top-level value is complete; ignore what follows
+      if (open.empty()) {  // the top-level value is complete
+        *rest = i + 1;
+        break;
+      }
     }
   }
   if (!started) return std::nullopt;
@@ -146,9 +180,90 @@ std::optional<nlohmann::json> lenient_json_parse(std::string_view text) {
     fixed.push_back(open.back());
     open.pop_back();
   }
-  auto repaired = nlohmann::json::parse(fixed, nullptr, /*allow_exceptions=*/false);
+  return fixed;
+}
+
+// Parses strict JSON and names the first key that repeats within one object, at any depth (after unescaping, as
+// the parser compares keys). nlohmann keeps the last of the repeats without a word, so the parser callback is where
+// they can be seen.
+nlohmann::json parse_noting_repeats(std::string_view text, std::string* repeated) {
+  std::vector<std::set<std::string>> keys;  // of each object being read
+  auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) {
+      keys.emplace_back();
+    } else if (event == E::object_end) {
+      if (!keys.empty()) keys.pop_back();
+    } else if (event == E::key && !keys.empty() && parsed.is_string()) {
+      if (!keys.back().insert(parsed.get<std::string>()).second && repeated->empty()) {
+        *repeated = parsed.get<std::string>();
+      }
+    }
+    return true;
+  };
+  return nlohmann::json::parse(text, callback, /*allow_exceptions=*/false);
+}
+
+}  // namespace
+
+std::optional<std::string> partial_json_string(std::string_view text, std::string_view key) {
+  std::optional<std::string> value;
+  scan_keys(text, [&](int depth, size_t key_at, size_t value_at) {
+    if (depth != 1 || decode_string(text, key_at + 1) != key) return true;
+    if (value_at < text.size() && text[value_at] == '"') value = decode_string(text, value_at + 1);
+    return false;  // the first top-level one: a repeat makes the call refused (parse_call_arguments)
+  });
+  return value;
+}
+
+std::optional<nlohmann::json> lenient_json_parse(std::string_view text) {
+  auto direct = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!direct.is_discarded()) return direct;
+  size_t rest = 0;
+  auto fixed = repair_json(text, /*skip_prose=*/true, &rest);
+  if (!fixed) return std::nullopt;
+  auto repaired = nlohmann::json::parse(*fixed, nullptr, /*allow_exceptions=*/false);
   if (repaired.is_discarded()) return std::nullopt;
   return repaired;
+}
+
+CallArguments parse_call_arguments(std::string_view text) {
+  CallArguments out;
+  std::string repeated;
+  auto value = parse_noting_repeats(text, &repeated);
+  if (value.is_discarded()) {
+    size_t rest = 0;
+    auto fixed = repair_json(text, /*skip_prose=*/false, &rest);
+    if (!fixed) return out;  // not JSON at all
+    std::string_view after = text.substr(rest);
+    if (after.find_first_not_of(" \t\r\n}]") != std::string_view::npos) {
+      out.problem = "more text follows the JSON object of the arguments";
+      return out;
+    }
+    repeated.clear();
+    value = parse_noting_repeats(*fixed, &repeated);
+    if (value.is_discarded()) return out;
+    out.repaired = true;
+  }
+  if (!repeated.empty()) {
+    out.problem = "the key `" + repeated + "` appears twice in one object of the arguments";
+    return out;
+  }
+  scan_keys(text, [&](int, size_t key_at, size_t) {
+    size_t end = key_at + 1;
+    while (end < text.size() && text[end] != '"') {
+      if (text[end] == '\\') {
+        out.problem = "the key `" + decode_string(text, key_at + 1) +
+                      "` is written with escape sequences; write each key plainly";
+        return false;
+      }
+      ++end;
+    }
+    return true;
+  });
+  if (!out.problem.empty()) return out;
+  out.value = std::move(value);
+  return out;
 }
 
 }  // namespace oishell::agent

@@ -1,34 +1,8 @@
 #include "agent/stream_splitter.h"
 
+#include "agent/code_fence.h"
+
 namespace oishell::agent {
-namespace {
-
-// Could `s` (the start of a line) still become a fence "   ```"?
-bool fence_prefix(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size() && i < 3 && s[i] == ' ') ++i;
-  size_t ticks = 0;
-  while (i < s.size() && s[i] == '`' && ticks < 3) {
-    ++i;
-    ++ticks;
-  }
-  return i == s.size();  // only spaces and up to three backticks so far
-}
-
-bool is_fence(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size() && s[i] == ' ') ++i;
-  return s.substr(i, 3) == "```";
-}
-
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-}  // namespace
 
 void StreamSplitter::emit(std::string_view s) {
   if (s.empty()) return;
@@ -47,23 +21,20 @@ void StreamSplitter::feed(std::string_view delta) {
         held_.push_back(c);
         continue;
       }
-      // A whole fence line: open or close a block.
-      std::string line = trim(held_);
+      // A whole fence line: open or close a block (agent/code_fence.h: the rule the runner reads fences by).
+      std::string line = std::move(held_);
       held_.clear();
       fence_line_ = false;
       at_line_start_ = true;
       if (!in_code_) {
-        size_t tag_at = line.find_first_not_of('`');
-        std::string tag = tag_at == std::string::npos ? "" : trim(line.substr(tag_at));
-        if (auto sp = tag.find_first_of(" \t{"); sp != std::string::npos) tag = tag.substr(0, sp);
         in_code_ = true;
         code_has_text_ = false;
-        if (h_.code_begin) h_.code_begin(tag);
-      } else if (line == "```") {
+        if (h_.code_begin) h_.code_begin(opening_fence(line).value_or(""));
+      } else if (closing_fence(line)) {
         in_code_ = false;
         if (h_.code_end) h_.code_end();
       } else {
-        // "```python" inside a block is code text.
+        // "```python" inside a block is code text, as written.
         if (code_has_text_) emit("\n");
         emit(line);
         code_has_text_ = true;
@@ -86,12 +57,12 @@ void StreamSplitter::feed(std::string_view delta) {
         }
         continue;
       }
-      if (is_fence(held_)) {
+      if (opening_fence(held_)) {
         fence_line_ = true;
         at_line_start_ = false;
         continue;
       }
-      if (fence_prefix(held_)) continue;
+      if (could_be_fence(held_)) continue;
       // Not a fence: release the held start of the line.
       at_line_start_ = false;
       if (in_code_ && code_has_text_) emit("\n");
@@ -115,12 +86,13 @@ void StreamSplitter::feed(std::string_view delta) {
 
 void StreamSplitter::finish() {
   if (!held_.empty()) {
-    if (fence_line_ && in_code_ && trim(held_) == "```") {
+    if (fence_line_ && in_code_ && closing_fence(held_)) {
       held_.clear();
     } else if (fence_line_ && !in_code_) {
       // An opening fence at the very end: an empty block.
+      std::string tag = opening_fence(held_).value_or("");
       held_.clear();
-      if (h_.code_begin) h_.code_begin("");
+      if (h_.code_begin) h_.code_begin(tag);
       in_code_ = true;
     } else {
       if (in_code_ && code_has_text_) emit("\n");

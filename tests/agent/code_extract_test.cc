@@ -87,16 +87,45 @@ TEST(CodeExtract, ToolCallPrintedAsJsonText) {
 }
 
 TEST(CodeExtract, FunctionsExecuteWrittenAsText) {
-  auto e = extract_answer(text(R"J(I will run it: functions.execute({"language": "python", "code": "print(3)"}))J"), kLangs);
+  auto e = extract_answer(text(R"J(functions.execute({"language": "python", "code": "print(3)"}))J"), kLangs);
   auto code = code_parts(e);
   ASSERT_EQ(1u, code.size());
   EXPECT_EQ("print(3)", code[0]->message.content);
-  EXPECT_EQ("I will run it:", e.parts.front().message.content);
   e = extract_answer(text("functions.execute(language=\"shell\", code='''echo hi\nls''')"), kLangs);
   code = code_parts(e);
   ASSERT_EQ(1u, code.size());
   EXPECT_EQ("shell", code[0]->message.format);
   EXPECT_EQ("echo hi\nls", code[0]->message.content);
+}
+
+TEST(CodeExtract, FunctionsExecuteBesideAnythingElseIsProse) {
+  // Repaired only when it is the whole answer: beside prose (shown as prose) it does not run.
+  auto e = extract_answer(text(R"J(I will run it: functions.execute({"language": "python", "code": "print(3)"}))J"), kLangs);
+  EXPECT_TRUE(code_parts(e).empty());
+  // Two calls in one text: neither is the whole answer.
+  e = extract_answer(text("functions.execute(language=\"shell\", code=\"ls\")\nfunctions.execute(language=\"shell\", "
+                          "code=\"rm x\")"),
+                     kLangs);
+  EXPECT_TRUE(code_parts(e).empty());
+  // A repeated argument is refused and said.
+  e = extract_answer(text("functions.execute(code=\"ls\", code=\"rm x\")"), kLangs);
+  ASSERT_EQ(1u, code_parts(e).size());
+  EXPECT_NE(std::string::npos, code_parts(e)[0]->problem.find("the argument `code` appears twice"));
+}
+
+TEST(CodeExtract, AWrappedCallIsReadButNotOneWithTwoWrappersOrAStrayCode) {
+  // {"name": "execute", "arguments": {...}} inside the arguments: still repaired.
+  auto e = extract_answer(tool("execute", R"J({"name": "execute", "arguments": {"language": "shell", "code": "ls"}})J"), kLangs);
+  ASSERT_EQ(1u, code_parts(e).size());
+  EXPECT_EQ("ls", code_parts(e)[0]->message.content);
+  EXPECT_TRUE(code_parts(e)[0]->problem.empty());
+  e = extract_answer(tool("execute", R"J({"arguments": {"code": "ls"}, "input": {"code": "rm x"}})J"), kLangs);
+  EXPECT_NE(std::string::npos, code_parts(e)[0]->problem.find("it has both `arguments` and `input`"));
+  e = extract_answer(tool("execute", R"J({"code": "ls", "options": [{"command": "rm x"}]})J"), kLangs);
+  EXPECT_NE(std::string::npos, code_parts(e)[0]->problem.find("its `options` holds another `command`"));
+  // Other keys that hold no code are no problem.
+  e = extract_answer(tool("execute", R"J({"language": "shell", "code": "ls", "timeout": 5, "why": {"goal": "list"}})J"), kLangs);
+  EXPECT_TRUE(code_parts(e)[0]->problem.empty()) << code_parts(e)[0]->problem;
 }
 
 TEST(CodeExtract, StrayBacktickAndFenceInsideToolCode) {

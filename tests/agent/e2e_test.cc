@@ -87,7 +87,8 @@ TEST_F(AgentE2E, PythonStatePersistsAcrossFencedBlocks) {
 TEST_F(AgentE2E, HallucinatedFormatsAreRepairedOrToldBack) {
   ScriptedServer server(json::array({
       say(R"J({"language": "python", "code": "print('json-text-ran')"})J"),
-      say(R"J(Running: functions.execute({"language": "shell", "code": "echo functions-ran"}))J"),
+      // Alone: beside prose the call would stay prose (repairs apply only to an answer that is nothing else).
+      say(R"J(functions.execute({"language": "shell", "code": "echo functions-ran"}))J"),
       tool("python", "`print('backtick-ran')"),
       tool("python", "  "),
       tool("cobol", "DISPLAY 'HI'."),

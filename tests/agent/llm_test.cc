@@ -5,6 +5,7 @@
 #include "agent/llm/convert.h"
 #include "agent/llm/openai_client.h"
 #include "agent/llm/provider.h"
+#include "agent/code_fence.h"
 #include "agent/partial_json.h"
 #include "agent/stream_splitter.h"
 
@@ -140,6 +141,71 @@ TEST(PartialJson, LenientParse) {
   EXPECT_EQ(json({{"a", {1, 2}}}), *lenient_json_parse("{\"a\": [1, 2"));
   EXPECT_EQ(json({{"a", 1}}), *lenient_json_parse("{\"a\": 1} trailing words"));
   EXPECT_FALSE(lenient_json_parse("no json here"));
+}
+
+TEST(PartialJson, CallArgumentsReadOnceAndRefusedWhenReadersCouldDisagree) {
+  CallArguments a = parse_call_arguments(R"J({"language": "python", "code": "print(1)"})J");
+  ASSERT_TRUE(a.value);
+  EXPECT_TRUE(a.problem.empty());
+  EXPECT_FALSE(a.repaired);
+  EXPECT_EQ("print(1)", (*a.value)["code"]);
+  a = parse_call_arguments("{\"code\": \"a = 1\nprint(a)");  // broken: raw newline, no closing brace
+  ASSERT_TRUE(a.value);
+  EXPECT_TRUE(a.repaired);
+  EXPECT_EQ("a = 1\nprint(a)", (*a.value)["code"]);
+  // Repeats at any depth, and after unescaping.
+  EXPECT_EQ("the key `code` appears twice in one object of the arguments",
+            parse_call_arguments(R"J({"code": "a", "code": "b"})J").problem);
+  EXPECT_EQ("the key `x` appears twice in one object of the arguments",
+            parse_call_arguments(R"J({"code": "a", "m": {"x": 1, "x": 2}})J").problem);
+  EXPECT_EQ("the key `code` appears twice in one object of the arguments",
+            parse_call_arguments(R"J({"code": "a", "\u0063ode": "b"})J").problem);
+  EXPECT_EQ("the key `code` appears twice in one object of the arguments",  // broken and repeated
+            parse_call_arguments("{\"code\": \"a\", \"code\": \"b\nc").problem);
+  EXPECT_EQ("the key `code` is written with escape sequences; write each key plainly",
+            parse_call_arguments(R"J({"\u0063ode": "b"})J").problem);
+  EXPECT_EQ("more text follows the JSON object of the arguments",
+            parse_call_arguments(R"J({"code": "a"} {"code": "b"})J").problem);
+  // Escapes in values are fine; a stray closing brace after the object too; prose is not JSON (no value, no problem).
+  a = parse_call_arguments(R"J({"code": "print(\"\u00e9\")"}})J");
+  EXPECT_TRUE(a.value && a.problem.empty()) << a.problem;
+  a = parse_call_arguments(R"J(x = {"code": "evil"})J");
+  EXPECT_FALSE(a.value);
+  EXPECT_TRUE(a.problem.empty());
+}
+
+TEST(CodeFence, OneRuleForTheScreenAndTheRunner) {
+  EXPECT_EQ("python", opening_fence("```python"));
+  EXPECT_EQ("python", opening_fence("   ```python {x}\r"));
+  EXPECT_EQ("", opening_fence("```"));
+  EXPECT_EQ(std::nullopt, opening_fence("\t```python"));  // a tab: an indented line, text
+  EXPECT_EQ(std::nullopt, opening_fence("    ```python"));
+  EXPECT_TRUE(closing_fence("```"));
+  EXPECT_TRUE(closing_fence("  ``` \r"));
+  EXPECT_FALSE(closing_fence("\t```"));
+  EXPECT_FALSE(closing_fence("```python"));
+  EXPECT_TRUE(could_be_fence("   ``"));
+  EXPECT_FALSE(could_be_fence("\t"));
+  EXPECT_FALSE(could_be_fence("    "));
+}
+
+TEST(StreamSplitter, ATabIndentedFenceIsProseAsForTheRunner) {
+  std::string prose, code;
+  int begins = 0;
+  StreamSplitter s({[&](std::string_view t) { prose += t; }, [&](const std::string&) { ++begins; },
+                    [&](std::string_view c) { code += c; }, [] {}});
+  s.feed("Note:\n\t```shell\n\trm -rf ./*\n\t```\n");
+  s.finish();
+  EXPECT_EQ(0, begins);
+  EXPECT_EQ("Note:\n\t```shell\n\trm -rf ./*\n\t```\n", prose);
+  // Inside a block, a tab-indented fence is code, not its end (the runner reads it so too).
+  prose.clear();
+  StreamSplitter t({[&](std::string_view x) { prose += x; }, [&](const std::string&) { ++begins; },
+                    [&](std::string_view c) { code += c; }, [] {}});
+  t.feed("```shell\nls\n\t```\nrm x\n```\n");
+  t.finish();
+  EXPECT_EQ(1, begins);
+  EXPECT_EQ("ls\n\t```\nrm x", code);
 }
 
 TEST(StreamSplitter, CodeBlocksSeparatedFromProseAtAnyChunking) {
