@@ -51,6 +51,7 @@ void AcpDisplay::code_begin(const std::string& language) {
   tool_call_id_ = "block-" + std::to_string(++blocks_);
   language_ = language;
   code_.clear();
+  if (answer_blocks_.size() >= kMaxAnswerBlocks) answer_blocks_.erase(answer_blocks_.begin());
 }
 
 void AcpDisplay::code_delta(std::string_view code) {
@@ -62,6 +63,7 @@ json AcpDisplay::code_content() const { return content_item(fenced(language_, co
 
 void AcpDisplay::code_end() {
   activity();
+  answer_blocks_.push_back({tool_call_id_, language_, code_});
   update({{"sessionUpdate", "tool_call"},
           {"toolCallId", tool_call_id_},
           {"title", "Run " + language_},
@@ -72,10 +74,22 @@ void AcpDisplay::code_end() {
 }
 
 void AcpDisplay::confirmation(const std::string& language, const std::string& code) {
+  // The card asked about is the block that showed this code (with two calls in one answer, not simply the last);
+  // none showed it (a call streamed as other text than it parsed to): the last block. Either way the request's
+  // content is the code that runs, which replaces what the card showed.
+  for (auto it = answer_blocks_.rbegin(); it != answer_blocks_.rend(); ++it) {
+    if (it->language == language && it->code == code) {
+      tool_call_id_ = it->id;
+      break;
+    }
+  }
+  language_ = language;
+  code_ = code;
   confirmation_ = json{{"toolCallId", tool_call_id_},
                        {"title", "Run this " + language + " code in the sandbox?"},
                        {"kind", "execute"},
                        {"status", "pending"},
+                       {"content", json::array({code_content()})},
                        {"rawInput", {{"language", language}, {"code", code}}}};
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -84,6 +85,12 @@ class AcpDisplay final : public Display {
   std::chrono::steady_clock::time_point output_sent_{};
   std::optional<WorkspaceSnapshot> before_;
   std::optional<nlohmann::json> confirmation_;
+  // The blocks shown lately, so that a confirmation names the card of its own code.
+  struct ShownBlock {
+    std::string id, language, code;
+  };
+  static constexpr size_t kMaxAnswerBlocks = 64;
+  std::vector<ShownBlock> answer_blocks_;
   nlohmann::json images_ = nlohmann::json::array();
 };
 

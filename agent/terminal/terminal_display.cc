@@ -22,6 +22,7 @@ void TerminalDisplay::write(std::string_view s) {
   if (s.empty()) return;
   clear_spinner();
   std::fwrite(s.data(), 1, s.size(), out_);
+  written_ += s.size();
   at_line_start_ = scan_output(s, at_line_start_).line_start;  // escape sequences do not move it
   std::fflush(out_);
 }
@@ -50,6 +51,7 @@ void TerminalDisplay::waiting(bool on) {
     std::fflush(out_);
     return;
   }
+  answering_ = true;
   if (!spinner_enabled_) return;
   end_line();
   spinning_ = true;
@@ -73,6 +75,7 @@ void TerminalDisplay::code_begin(const std::string& language) {
   write(colour_ ? markdown_.feed(rest) + markdown_.finish() : rest);
   end_line();
   code_language_ = escape_for_terminal(language.empty() ? "python" : language);
+  block_ = {language.empty() ? "python" : language, "", answering_};
   if (colour_) {
     write(std::string(kDim) + "─── " + code_language_ + " " + kReset + "\n");
     highlighter_.emplace(code_language_);
@@ -82,6 +85,7 @@ void TerminalDisplay::code_begin(const std::string& language) {
 }
 
 void TerminalDisplay::code_delta(std::string_view code) {
+  block_.code += code;
   std::string safe = model_text_.feed(code);
   write(highlighter_ ? highlighter_->feed(safe) : safe);
 }
@@ -96,9 +100,11 @@ void TerminalDisplay::code_end() {
   }
   end_line();
   write(colour_ ? std::string(kDim) + "───" + kReset + "\n" : "```\n");
+  written_at_block_end_ = written_;
 }
 
 void TerminalDisplay::answer_end() {
+  answering_ = false;
   std::string rest = model_text_.finish();
   write(colour_ ? markdown_.feed(rest) + markdown_.finish() : rest);
   end_line();
@@ -147,7 +153,22 @@ void TerminalDisplay::console_end(const nlohmann::json& result) {
   write(colour_ ? std::string(kDim) + "[" + line + "]" + kReset + "\n" : "[" + line + "]\n");
 }
 
-void TerminalDisplay::confirmation(const std::string&, const std::string&) {}
+void TerminalDisplay::confirmation(const std::string& language, const std::string& code) {
+  // The question is about exactly this code, so it is what the user reads right above the question. The block
+  // already there will do when nothing came after it and it is this code: drawn as it streamed and equal to it, or
+  // drawn by the agent from the parsed call after the answer ended (a computer action, a harness call). Otherwise
+  // (two calls in one answer, prose after the call, a streamed text that parsed differently) it is drawn again.
+  const std::string lang = language.empty() ? "python" : language;
+  const bool adjacent = written_ == written_at_block_end_;
+  const bool same = !block_.streamed || (block_.language == lang && block_.code == code);
+  if (adjacent && same) return;
+  reset_terminal();
+  end_line();
+  write(colour_ ? std::string(kBoldYellow) + "The code to run:" + kReset + "\n" : "The code to run:\n");
+  code_begin(lang);
+  code_delta(code);
+  code_end();
+}
 
 void TerminalDisplay::notice(NoticeLevel level, const std::string& text) {
   reset_terminal();  // a denial in the middle of a block's output is read in the terminal's normal state
@@ -186,6 +207,9 @@ void TerminalDisplay::before_question() {
   clear_spinner();
   reset_terminal();
   end_line();
+  // The block above has been asked about: a later question (the next call's, after a block whose output was empty)
+  // draws its own code again.
+  written_at_block_end_ = SIZE_MAX;
   std::fflush(out_);
 }
 

@@ -4,6 +4,7 @@
 // Output passes TerminalOutputFilter in either case (a program's colours stay), the model's text and everything
 // else from inside the sandbox is escaped (agent/terminal/sandbox_text.h), and what output did to the terminal is
 // undone at the end of the block and before a question.
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -57,6 +58,14 @@ class TerminalDisplay final : public Display {
   MarkdownStyler markdown_;
   std::optional<Highlighter> highlighter_;
   std::string code_language_;
+  // The last code block drawn, as given (not escaped): confirmation() compares the code it asks about with it.
+  struct Block {
+    std::string language, code;
+    bool streamed = false;  // drawn while an answer streamed (not from the parsed call)
+  } block_;
+  bool answering_ = false;                     // between waiting(true) and answer_end()
+  size_t written_ = 0;                         // bytes written so far
+  size_t written_at_block_end_ = SIZE_MAX;     // written_ when the last code block was closed
 };
 
 }  // namespace oishell::agent
