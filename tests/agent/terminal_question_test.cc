@@ -93,31 +93,39 @@ TEST_F(TerminalQuestions, ANetworkQuestionComesAfterTheOutputIsUndoneAndOnlyALat
 TEST_F(TerminalQuestions, ACallWithASecondCodeNestedInItIsRefusedNotAskedAbout) {
   // Issue 34's nested form: the terminal streamed the nested `code` (echo hello world) and asked; the runner took the
   // top-level one, so "y" ran `touch ran-it`. Now the call is refused before any question, and the model is told why.
-  // "y" is typed should a question come.
+  // "y" is typed should a question come. Both wire formats (OpenAI's tool_calls, Anthropic's input_json_delta).
   profile("auto_run: false\n");
-  const json call = {{"name", "execute"},
-                     {"arguments", R"J({"language": "shell", "meta": {"code": "echo hello world"}, "code": "touch ran-it"})J"}};
-  ScriptedServer server(json::array({{{"tool_calls", json::array({call})}}, say("Understood.")}));
-  RunOptions o;
-  o.args = {"--model", "scripted-model", "--api_base", server.base(), "say hello"};
-  o.env = {{"OPENAI_API_KEY", "sk-terminal"}, {"TERM", "xterm"}};
-  o.cwd = workspace_.path();
-  o.home = home_.path();
-  bool asked = false;
-  RunResult r = run_in_terminal(o, [&](int terminal, const std::string& out) {
-    if (asked || out.find("Would you like to run this code?") == std::string::npos) return;
-    asked = true;
-    [[maybe_unused]] ssize_t n = ::write(terminal, "y\n", 2);
-  });
-  EXPECT_FALSE(r.timed_out) << json(r.out).dump();
-  EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
-  EXPECT_FALSE(asked) << json(r.out).dump();
-  struct stat st {};
-  EXPECT_EQ(-1, ::stat((workspace_.path() + "/ran-it").c_str(), &st)) << json(r.out).dump();
-  EXPECT_NE(std::string::npos, r.out.find("was refused")) << json(r.out).dump();
-  ASSERT_GE(server.requests().size(), 2u);
-  std::string fed = last_tool_output(server.requests().at(1)["body"]);
-  EXPECT_NE(std::string::npos, fed.find("was refused and nothing was run: its `meta` holds another `code`")) << fed;
+  for (const char* format : {"openai", "anthropic"}) {
+    SCOPED_TRACE(format);
+    const json call = {
+        {"name", "execute"},
+        {"arguments", R"J({"language": "shell", "meta": {"code": "echo hello world"}, "code": "touch ran-it"})J"}};
+    json answer = {{"tool_calls", json::array({call})}, {"format", format}};
+    json after = say("Understood.");
+    after["format"] = format;
+    ScriptedServer server(json::array({answer, after}));
+    RunOptions o;
+    o.args = {"--model", std::string(format) == "openai" ? "scripted-model" : "claude-scripted", "--api_base",
+              server.base(), "say hello"};
+    o.env = {{"OPENAI_API_KEY", "sk-terminal"}, {"ANTHROPIC_API_KEY", "ak-terminal"}, {"TERM", "xterm"}};
+    o.cwd = workspace_.path();
+    o.home = home_.path();
+    bool asked = false;
+    RunResult r = run_in_terminal(o, [&](int terminal, const std::string& out) {
+      if (asked || out.find("Would you like to run this code?") == std::string::npos) return;
+      asked = true;
+      [[maybe_unused]] ssize_t n = ::write(terminal, "y\n", 2);
+    });
+    EXPECT_FALSE(r.timed_out) << json(r.out).dump();
+    EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
+    EXPECT_FALSE(asked) << json(r.out).dump();
+    struct stat st {};
+    EXPECT_EQ(-1, ::stat((workspace_.path() + "/ran-it").c_str(), &st)) << json(r.out).dump();
+    EXPECT_NE(std::string::npos, r.out.find("was refused")) << json(r.out).dump();
+    ASSERT_GE(server.requests().size(), 2u);
+    std::string fed = last_tool_output(server.requests().at(1)["body"]);
+    EXPECT_NE(std::string::npos, fed.find("was refused and nothing was run: its `meta` holds another `code`")) << fed;
+  }
 }
 
 TEST_F(TerminalQuestions, TheQuestionAboutAnOrdinaryCallHasItsCodeRightAboveIt) {
