@@ -63,7 +63,7 @@ json AcpDisplay::code_content() const { return content_item(fenced(language_, co
 
 void AcpDisplay::code_end() {
   activity();
-  answer_blocks_.push_back({tool_call_id_, language_, code_});
+  answer_blocks_.push_back({tool_call_id_, language_, code_, false});
   update({{"sessionUpdate", "tool_call"},
           {"toolCallId", tool_call_id_},
           {"title", "Run " + language_},
@@ -74,12 +74,14 @@ void AcpDisplay::code_end() {
 }
 
 void AcpDisplay::confirmation(const std::string& language, const std::string& code) {
-  // The card asked about is the block that showed this code (with two calls in one answer, not simply the last);
-  // none showed it (a call streamed as other text than it parsed to): the last block. Either way the request's
-  // content is the code that runs, which replaces what the card showed.
-  for (auto it = answer_blocks_.rbegin(); it != answer_blocks_.rend(); ++it) {
-    if (it->language == language && it->code == code) {
-      tool_call_id_ = it->id;
+  // The card asked about is the first block of this answer that showed this code and was not asked about yet (with
+  // two calls in one answer, not simply the last); none did (a call streamed as other text than it parsed to, a
+  // computer action drawn in words): the last block. Either way the request's content is the code that runs, which
+  // replaces what the card showed.
+  for (ShownBlock& block : answer_blocks_) {
+    if (!block.asked && block.language == language && block.code == code) {
+      block.asked = true;
+      tool_call_id_ = block.id;
       break;
     }
   }

@@ -38,7 +38,10 @@ class AcpDisplay final : public Display {
   nlohmann::json running_tool_call() const;
 
   void user_message(const std::string&) override {}
-  void waiting(bool) override { activity(); }
+  void waiting(bool on) override {
+    activity();
+    if (on) answer_blocks_.clear();  // a new answer: its blocks are the ones its questions are about
+  }
   void tick() override { activity(); }
   void message_delta(std::string_view text) override;
   void code_begin(const std::string& language) override;
@@ -85,9 +88,10 @@ class AcpDisplay final : public Display {
   std::chrono::steady_clock::time_point output_sent_{};
   std::optional<WorkspaceSnapshot> before_;
   std::optional<nlohmann::json> confirmation_;
-  // The blocks shown lately, so that a confirmation names the card of its own code.
+  // The blocks of the answer being handled, so that a confirmation names the card of its own code.
   struct ShownBlock {
     std::string id, language, code;
+    bool asked = false;
   };
   static constexpr size_t kMaxAnswerBlocks = 64;
   std::vector<ShownBlock> answer_blocks_;

@@ -7,6 +7,7 @@ using nlohmann::json;
 void GuiDisplay::user_message(const std::string& text) { publish({{"type", "user"}, {"text", text}}); }
 
 void GuiDisplay::waiting(bool on) {
+  if (on) answer_blocks_.clear();  // a new answer: its blocks are the ones its questions are about
   if (on == waiting_) return;
   waiting_ = on;
   publish({{"type", "waiting"}, {"on", on}});
@@ -19,12 +20,15 @@ void GuiDisplay::message_delta(std::string_view text) {
 
 void GuiDisplay::code_begin(const std::string& language) {
   waiting(false);
-  ++block_;
+  block_ = ++blocks_;
   block_ran_ = false;
+  if (answer_blocks_.size() >= kMaxAnswerBlocks) answer_blocks_.erase(answer_blocks_.begin());
+  answer_blocks_.push_back({block_, language, "", false});
   publish({{"type", "code_begin"}, {"block", block_}, {"language", language}});
 }
 
 void GuiDisplay::code_delta(std::string_view code) {
+  if (!answer_blocks_.empty() && answer_blocks_.back().id == block_) answer_blocks_.back().code += code;
   publish({{"type", "code_delta"}, {"block", block_}, {"text", code}});
 }
 
@@ -36,7 +40,7 @@ void GuiDisplay::answer_end() {
 }
 
 void GuiDisplay::console_begin() {
-  if (block_ran_) ++block_;  // a block the model did not write (`%% command`)
+  if (block_ran_) block_ = ++blocks_;  // a block the model did not write (`%% command`)
   block_ran_ = true;
   output_sent_ = 0;
   output_cut_ = false;
@@ -85,6 +89,17 @@ void GuiDisplay::console_end(const json& result) {
 }
 
 void GuiDisplay::confirmation(const std::string& language, const std::string& code) {
+  // The block asked about (and then run) is the first of this answer that showed this code and was not asked about
+  // yet: with two calls in one answer, not simply the last. None did: the last block (a computer action drawn in
+  // words), which the page then shows with this code.
+  for (AnswerBlock& block : answer_blocks_) {
+    if (!block.asked && block.language == language && block.code == code) {
+      block.asked = true;
+      block_ = block.id;
+      block_ran_ = false;
+      break;
+    }
+  }
   publish({{"type", "confirmation"}, {"block", block_}, {"language", language}, {"code", code}});
 }
 

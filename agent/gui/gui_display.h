@@ -18,6 +18,7 @@
 // Text from the sandbox is passed as it came: the page shows it as text, never as markup.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/display.h"
 #include "agent/gui/event_hub.h"
@@ -59,7 +60,16 @@ class GuiDisplay final : public Display {
 
   EventHub& hub_;
   std::string workspace_;
-  uint64_t block_ = 0;
+  uint64_t blocks_ = 0;  // ids handed out
+  uint64_t block_ = 0;   // the block shown or run now
+  // The blocks of the answer being handled, so that a confirmation names the block of its own code.
+  struct AnswerBlock {
+    uint64_t id;
+    std::string language, code;
+    bool asked = false;
+  };
+  static constexpr size_t kMaxAnswerBlocks = 64;
+  std::vector<AnswerBlock> answer_blocks_;
   bool block_ran_ = true;  // the current block's console has begun (a new console_begin is a new block: `%%`)
   size_t output_sent_ = 0;
   bool output_cut_ = false;

@@ -189,6 +189,37 @@ TEST_F(GuiDisplayTest, EachBlockIsNumberedAndACommandOfTheUsersIsABlockOfItsOwn)
   EXPECT_TRUE(of_type("changes").empty());  // no workspace: no snapshot, no event
 }
 
+TEST_F(GuiDisplayTest, WithTwoCallsEachQuestionAndItsOutputAreOnItsOwnBlock) {
+  // Issue 34: both calls stream, then each is asked about and run in turn. Before, the first question and its
+  // output went to the second (last) block, and the second call's output to a third.
+  GuiDisplay d(hub_, "");
+  d.waiting(true);
+  for (const char* code : {"print(1)", "print(2)"}) {
+    d.code_begin("python");
+    d.code_delta(code);
+    d.code_end();
+  }
+  d.answer_end();
+  for (const char* code : {"print(1)", "print(2)"}) {
+    d.confirmation("python", code);
+    d.console_begin();
+    d.console_output("stdout", std::string(code) + "\n");
+    d.console_end({{"status", "ok"}, {"exit_code", 0}});
+  }
+  auto asked = of_type("confirmation");
+  ASSERT_EQ(2u, asked.size());
+  EXPECT_EQ(1, asked[0]["block"]);
+  EXPECT_EQ("print(1)", asked[0]["code"]);
+  EXPECT_EQ(2, asked[1]["block"]);
+  auto output = of_type("output");
+  ASSERT_EQ(2u, output.size());
+  EXPECT_EQ(1, output[0]["block"]);
+  EXPECT_EQ(2, output[1]["block"]);
+  // The neighbour: a `%%` command after them is a block of its own, numbered after them.
+  d.console_begin();
+  EXPECT_EQ(3, of_type("console_begin").back()["block"]);
+}
+
 TEST_F(GuiDisplayTest, OutputPastTheBoundIsCutOnceAndSaidSo) {
   GuiDisplay d(hub_, "");
   d.console_begin();
