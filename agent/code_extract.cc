@@ -44,17 +44,17 @@ bool code_like_key(const std::string& key) {
   return std::any_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; });
 }
 
-// The first code-like key of an object anywhere inside `v` (arrays and objects, at any depth); empty when none.
-std::string nested_code_key(const json& v) {
-  if (v.is_object()) {
-    for (const auto& [k, inner] : v.items()) {
-      if (code_like_key(k)) return k;
-      if (std::string found = nested_code_key(inner); !found.empty()) return found;
-    }
-  } else if (v.is_array()) {
-    for (const auto& inner : v) {
-      if (std::string found = nested_code_key(inner); !found.empty()) return found;
-    }
+// Deeper than this, a value is not searched (the search recurses; the model chooses the depth) but refused.
+constexpr int kMaxSearchDepth = 32;
+
+// What `v` holds that looks like another call: "another `code`" for the first code-like key of an object anywhere
+// inside it (arrays and objects, at any depth); empty when none.
+std::string nested_code(const json& v, int depth = 0) {
+  if (!v.is_object() && !v.is_array()) return {};
+  if (depth >= kMaxSearchDepth) return "values nested more than " + std::to_string(kMaxSearchDepth) + " levels deep";
+  for (const auto& [k, inner] : v.items()) {
+    if (v.is_object() && code_like_key(k)) return "another `" + k + "`";
+    if (std::string found = nested_code(inner, depth + 1); !found.empty()) return found;
   }
   return {};
 }
@@ -63,8 +63,8 @@ std::string nested_code_key(const json& v) {
 std::string stray_code(const json& j, std::initializer_list<const char*> read) {
   for (const auto& [k, v] : j.items()) {
     if (std::any_of(read.begin(), read.end(), [&](const char* r) { return k == r; })) continue;
-    if (std::string inner = nested_code_key(v); !inner.empty()) {
-      return "its `" + k + "` holds another `" + inner + "`, so it is unclear which code is meant";
+    if (std::string inner = nested_code(v); !inner.empty()) {
+      return "its `" + k + "` holds " + inner + ", so it is unclear which code is meant";
     }
   }
   return {};
@@ -73,7 +73,7 @@ std::string stray_code(const json& j, std::initializer_list<const char*> read) {
 // {"language":..,"code":..}, {"name":"execute","arguments":{..}|"..."}, {"function":{"name":..,"arguments":..}}.
 // A call that could be read as two different ones (a second `code` nested under another key, two wrappers) sets
 // *problem instead: it is refused, not guessed at.
-std::optional<Code> code_from_json(const json& j, std::string* problem) {
+std::optional<Code> code_from_json(const json& j, std::string* problem, int wrappers = 0) {
   if (!j.is_object()) return std::nullopt;
   if (j.contains("code") && j["code"].is_string()) {
     if (j.contains("language") && !j["language"].is_string()) {
@@ -97,6 +97,10 @@ std::optional<Code> code_from_json(const json& j, std::string* problem) {
     wrapper = w;
   }
   if (!wrapper) return std::nullopt;
+  if (wrappers >= 2) {  // a call inside a call inside a call: no model writes that by mistake
+    *problem = "it wraps the call in `" + std::string(wrapper) + "` more than twice";
+    return std::nullopt;
+  }
   if (std::string p = stray_code(j, {wrapper, "name", "type", "id"}); !p.empty()) {
     *problem = p;
     return std::nullopt;
@@ -109,9 +113,9 @@ std::optional<Code> code_from_json(const json& j, std::string* problem) {
       *problem = parsed.problem;
       return std::nullopt;
     }
-    return parsed.value ? code_from_json(*parsed.value, problem) : std::nullopt;
+    return parsed.value ? code_from_json(*parsed.value, problem, wrappers + 1) : std::nullopt;
   }
-  return code_from_json(args, problem);
+  return code_from_json(args, problem, wrappers + 1);
 }
 
 // A Python string literal at s[pos] ('...', "...", '''...''', """...""", optional r prefix); advances pos.

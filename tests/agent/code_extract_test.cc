@@ -123,6 +123,17 @@ TEST(CodeExtract, AWrappedCallIsReadButNotOneWithTwoWrappersOrAStrayCode) {
   EXPECT_NE(std::string::npos, code_parts(e)[0]->problem.find("it has both `arguments` and `input`"));
   e = extract_answer(tool("execute", R"J({"code": "ls", "options": [{"command": "rm x"}]})J"), kLangs);
   EXPECT_NE(std::string::npos, code_parts(e)[0]->problem.find("its `options` holds another `command`"));
+  // The {"function": {"name", "arguments"}} shape (two wrappers deep) is read; a third wrapper is refused.
+  e = extract_answer(tool("execute", R"J({"function": {"name": "execute", "arguments": "{\"code\": \"ls\"}"}})J"), kLangs);
+  EXPECT_EQ("ls", code_parts(e)[0]->message.content);
+  EXPECT_TRUE(code_parts(e)[0]->problem.empty()) << code_parts(e)[0]->problem;
+  e = extract_answer(tool("execute", R"J({"input": {"function": {"arguments": {"code": "ls"}}}})J"), kLangs);
+  EXPECT_NE(std::string::npos, code_parts(e)[0]->problem.find("more than twice"));
+  // A value nested past the search's depth is refused, not searched (nor a crash: the depth is the model's).
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  e = extract_answer(tool("execute", "{\"code\": \"ls\", \"x\": " + deep + "}"), kLangs);
+  EXPECT_NE(std::string::npos, code_parts(e)[0]->problem.find("its `x` holds values nested more than 32 levels deep"))
+      << code_parts(e)[0]->problem;
   // Other keys that hold no code are no problem.
   e = extract_answer(tool("execute", R"J({"language": "shell", "code": "ls", "timeout": 5, "why": {"goal": "list"}})J"), kLangs);
   EXPECT_TRUE(code_parts(e)[0]->problem.empty()) << code_parts(e)[0]->problem;
