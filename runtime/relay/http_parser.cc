@@ -256,6 +256,17 @@ std::string http_error_response(int code, std::string_view reason, std::string_v
   return out;
 }
 
+ChunkedScanner::Part ChunkedScanner::part() const {
+  switch (state_) {
+    case State::size_line:
+    case State::data_crlf: return Part::framing;
+    case State::data: return Part::data;
+    case State::trailer_line: return Part::trailer;
+    case State::done: return Part::done;
+  }
+  return Part::done;
+}
+
 Result<size_t> ChunkedScanner::feed(std::string_view data) {
   size_t used = 0;
   while (used < data.size() && state_ != State::done) {

@@ -79,6 +79,12 @@ class ChunkedScanner {
   // Consumes bytes of the body from the start of `data`; returns how many belong to it (stops at the end).
   Result<size_t> feed(std::string_view data);
   bool done() const { return state_ == State::done; }
+  // What the next byte fed is: chunk data (data_left() more bytes of it), framing (a chunk-size line, the CRLF after
+  // a chunk's data), or the trailer section (its lines and the empty line that ends the body). The terminator keeps
+  // the framing out of what it scrubs (scrubbed_stream.h).
+  enum class Part { framing, data, trailer, done };
+  Part part() const;
+  uint64_t data_left() const { return state_ == State::data ? remaining_ : 0; }
 
  private:
   enum class State { size_line, data, data_crlf, trailer_line, done };

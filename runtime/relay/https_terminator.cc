@@ -247,7 +247,8 @@ size_t HttpsTerminator::buffered_to_upstream() const {
 }
 
 size_t HttpsTerminator::buffered_to_client() const {
-  return pending(upstream_.in) + upstream_plain_.size() + to_client_.size() + pending(client_.out);
+  return pending(upstream_.in) + upstream_plain_.size() + response_framing_.size() + to_sandbox_.held() +
+         to_client_.size() + pending(client_.out);
 }
 
 size_t HttpsTerminator::client_input_room() const {
@@ -263,7 +264,7 @@ size_t HttpsTerminator::upstream_input_room() const {
 }
 
 bool HttpsTerminator::finished() const {
-  bool client_flushed = to_client_.empty() || client_.failed || !client_.handshake_done;
+  bool client_flushed = (to_client_.empty() && to_sandbox_.empty()) || client_.failed || !client_.handshake_done;
   return done_ && client_flushed && pending(client_.out) == 0 && pending(upstream_.out) == 0;
 }
 
@@ -296,10 +297,11 @@ void HttpsTerminator::pump() {
     process_responses();
     if (client_.handshake_done && !client_.failed) {
       scrub_to_client();
-      write_plain(client_, to_client_, to_client_released_, &HttpsTerminator::buffered_to_client);
+      write_plain(client_, to_client_, to_client_.size(), &HttpsTerminator::buffered_to_client);
     }
     if (!done_ && request_ == RequestState::closed && pending_.empty()) finish();
-    if (done_ && client_.handshake_done && !client_.failed && !client_.shut_down && to_client_.empty()) {
+    if (done_ && client_.handshake_done && !client_.failed && !client_.shut_down && to_client_.empty() &&
+        to_sandbox_.empty()) {
       client_.shut_down = true;  // close_notify: the client can tell the end from a truncation
       ERR_clear_error();
       SSL_shutdown(client_.ssl.get());
@@ -396,10 +398,10 @@ void HttpsTerminator::read_plain(Side& side) {
 }
 
 void HttpsTerminator::scrub_to_client() {
-  // Final when no upstream response is under way (what to_client_ holds is whole) or nothing more is moved.
+  // Final when no upstream response is under way (what to_sandbox_ holds is whole) or nothing more is moved.
   const bool final = response_ == ResponseState::head || done_;
   std::vector<std::string> found;
-  to_client_released_ = scrubber_.scrub(to_client_, to_client_released_, final, &found);
+  to_sandbox_.release(to_client_, final, &found);
   for (std::string& name : found) {
     event({.kind = TerminatorEvent::Kind::secret_withheld, .credential = std::move(name),
            .reason = "a response from " + config_.host + " carried the secret; the sandbox got asterisks"});
@@ -428,7 +430,6 @@ void HttpsTerminator::write_plain(Side& side, std::string& from, size_t limit,
     written += static_cast<size_t>(n);
   }
   from.erase(0, written);
-  if (&from == &to_client_) to_client_released_ -= std::min(to_client_released_, written);
 }
 
 void HttpsTerminator::process_requests() {
@@ -589,7 +590,7 @@ void HttpsTerminator::refuse(int code, std::string_view reason_phrase, const std
 
 void HttpsTerminator::emit_local_responses() {
   while (!pending_.empty() && pending_.front().local) {
-    to_client_ += pending_.front().response;
+    to_sandbox_.content(pending_.front().response);
     pending_.pop_front();
   }
 }
@@ -634,7 +635,7 @@ void HttpsTerminator::process_responses() {
           }
         }
       }
-      to_client_.append(upstream_plain_, 0, parsed.consumed);
+      to_sandbox_.content(std::string_view(upstream_plain_).substr(0, parsed.consumed));
       upstream_plain_.erase(0, parsed.consumed);
       response_started_ = true;
       if (parsed.code < 200) continue;  // interim (100 Continue, 103 Early Hints): the final one follows
@@ -652,21 +653,21 @@ void HttpsTerminator::process_responses() {
       }
       continue;
     }
-    size_t n = upstream_plain_.size();
-    if (response_ == ResponseState::body_length) {
-      n = static_cast<size_t>(std::min<uint64_t>(response_left_, n));
-      response_left_ -= n;
-    } else if (response_ == ResponseState::body_chunked) {
-      auto fed = response_chunks_.feed(upstream_plain_);
-      if (!fed) {
-        event({.kind = TerminatorEvent::Kind::upstream_error,
-               .reason = "bad response body: " + fed.status().message()});
+    if (response_ == ResponseState::body_chunked) {
+      if (Status split = split_chunked(); !split) {
+        event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "bad response body: " + split.message()});
         finish();
         return;
       }
-      n = *fed;
+    } else {
+      size_t n = upstream_plain_.size();
+      if (response_ == ResponseState::body_length) {
+        n = static_cast<size_t>(std::min<uint64_t>(response_left_, n));
+        response_left_ -= n;
+      }
+      to_sandbox_.content(std::string_view(upstream_plain_).substr(0, n));
+      upstream_plain_.erase(0, n);
     }
-    move_front(upstream_plain_, n, to_client_);
     if ((response_ == ResponseState::body_length && response_left_ == 0) ||
         (response_ == ResponseState::body_chunked && response_chunks_.done())) {
       response_done();
@@ -688,9 +689,39 @@ void HttpsTerminator::process_responses() {
   request_ = RequestState::closed;  // nothing more can go upstream; the owed local answers still do
 }
 
+Status HttpsTerminator::split_chunked() {
+  using Part = ChunkedScanner::Part;
+  const std::string_view plain(upstream_plain_);
+  size_t used = 0;
+  Status status = Status::ok();
+  while (used < plain.size() && !response_chunks_.done()) {
+    const Part part = response_chunks_.part();
+    // Data goes in runs; a framing or trailer byte one at a time, so that each byte's part is known.
+    const size_t n = part == Part::data
+                         ? static_cast<size_t>(std::min<uint64_t>(response_chunks_.data_left(), plain.size() - used))
+                         : 1;
+    const std::string_view piece = plain.substr(used, n);
+    auto fed = response_chunks_.feed(piece);
+    if (!fed) {
+      status = fed.status();
+      break;
+    }
+    if (part == Part::framing) {
+      response_framing_.append(piece);
+    } else {
+      to_sandbox_.framing(response_framing_);  // whole: the body went on past it
+      response_framing_.clear();
+      to_sandbox_.content(piece);
+    }
+    used += n;
+  }
+  upstream_plain_.erase(0, used);
+  return status;
+}
+
 void HttpsTerminator::fail_upstream(const std::string& body) {
   if (client_.handshake_done && !client_.failed && !response_started_) {
-    to_client_ += error_response(502, "Bad Gateway", redact(body, all_bindings_));
+    to_sandbox_.content(error_response(502, "Bad Gateway", redact(body, all_bindings_)));
   }
   finish();
 }

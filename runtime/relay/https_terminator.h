@@ -8,7 +8,8 @@
 //   - an allowed request's head gets the deciding rule's credentials in place of their placeholders
 //     (credential_rewrite.h) and goes upstream; its body streams by its framing, never held whole;
 //   - each response streams back and is followed by its framing to where it ends, so the next request is
-//     checked in turn;
+//     checked in turn; what reaches the sandbox is scrubbed of the secrets (scrubbed_stream.h: a chunked body's
+//     payload as one stream, its framing kept as it came);
 //   - a denied request, a placeholder where it may not be, an `Upgrade`, a malformed request: the sandbox gets a
 //     JSON error response with `Connection: close` after the responses it is still owed, and the connection ends.
 // It does no I/O, owns no fd and starts no thread: OpenSSL runs over memory BIOs, so the relay's event loop drives
@@ -31,6 +32,7 @@
 #include "runtime/relay/credential_rewrite.h"
 #include "runtime/relay/http_parser.h"
 #include "runtime/relay/http_response.h"
+#include "runtime/relay/scrubbed_stream.h"
 #include "runtime/relay/secret_scrubber.h"
 #include "runtime/relay/tls_authority.h"
 #include "runtime/relay/tls_openssl.h"
@@ -154,8 +156,12 @@ class HttpsTerminator {
   // Encrypts `from` for `side` while `held` (the direction's buffered bytes) stays within the bound.
   // At most `limit` bytes of `from` are taken.
   void write_plain(Side& side, std::string& from, size_t limit, size_t (HttpsTerminator::*held)() const);
-  // Scrubs what to_client_ holds beyond what was released (secret_scrubber.h).
+  // Moves what to_sandbox_ has cleared into to_client_ (scrubbed_stream.h).
   void scrub_to_client();
+  // Hands the bytes at the front of upstream_plain_, of a chunked body, to to_sandbox_: chunk data and trailers as
+  // content, the framing as framing.
+  // Stops at the body's end or a framing error.
+  Status split_chunked();
   void process_requests();
   void process_responses();
   // Decides one complete request head; returns false when the connection stops taking requests.
@@ -180,9 +186,12 @@ class HttpsTerminator {
   std::string client_plain_;    // decrypted from the client, not yet decided/forwarded
   std::string to_upstream_;     // plaintext for the upstream's SSL_write
   std::string upstream_plain_;  // decrypted from the upstream, not yet followed
-  std::string to_client_;       // plaintext for the client's SSL_write
-  size_t to_client_released_ = 0;  // of to_client_, the leading bytes the scrubber has cleared to go
-  SecretScrubber scrubber_;        // every secret of the sandbox, and the Basic forms this connection sent
+  SecretScrubber scrubber_;     // every secret of the sandbox, and the Basic forms this connection sent
+  // Everything for the client (response heads and bodies, local answers) goes in here first, and comes out
+  // scrubbed into to_client_.
+  ScrubbedStream to_sandbox_{scrubber_};
+  std::string response_framing_;  // a chunked body's framing piece not yet whole
+  std::string to_client_;         // plaintext for the client's SSL_write, scrubbed
 
   RequestState request_ = RequestState::head;
   uint64_t request_left_ = 0;

@@ -5,6 +5,7 @@
 #include "runtime/relay/https_terminator.h"
 
 #include <openssl/err.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <deque>
@@ -473,6 +474,109 @@ TEST(HttpsTerminator, AnEchoedBasicCredentialIsWithheldToo) {
   EXPECT_NE(std::string::npos, h.upstream.received.find("Authorization: Basic " + sent + "\r\n")) << h.upstream.received;
   EXPECT_EQ(std::string::npos, h.client.received.find(sent));
   EXPECT_TRUE(h.client.received.ends_with("[" + std::string(sent.size(), '*') + "]")) << h.client.received;
+}
+
+// `body` in chunks of `size` bytes (the last may be shorter), each with `extension` after its size, and `trailer`
+// lines after the last-chunk.
+std::string chunked(const std::string& body, size_t size, const std::string& extension = "",
+                    const std::string& trailer = "") {
+  std::string out;
+  char hex[32];
+  for (size_t at = 0; at < body.size(); at += size) {
+    const std::string piece = body.substr(at, size);
+    std::snprintf(hex, sizeof hex, "%zx", piece.size());
+    out += hex + extension + "\r\n" + piece + "\r\n";
+  }
+  return out + "0\r\n" + trailer + "\r\n";
+}
+
+size_t withheld_events(const std::vector<TerminatorEvent>& events) {
+  size_t n = 0;
+  for (const TerminatorEvent& e : events) {
+    if (e.kind == TerminatorEvent::Kind::secret_withheld && e.credential == "github") ++n;
+  }
+  return n;
+}
+
+const std::string kCredentialedGet = "GET /repos/a/b HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer " +
+                                     kPlaceholder + "\r\n\r\n";
+
+// Issue 33, finding 2: the echo comes back chunked, and the secret straddles chunk boundaries (an upstream's chunks
+// are as long as its writes, which the sandbox steers by padding its request). Scrubbed on the wire, the secret was
+// split by chunk-size lines and passed; the client's de-chunking joined it again. The payload is scrubbed as one
+// stream now: with 1-, 8- and 4096-byte chunks and the secret starting k bytes before a boundary, every k from 0 to
+// its length (0 and the length: within one chunk, the neighbours), the sandbox gets asterisks in the same framing.
+TEST(HttpsTerminator, ASecretEchoedAcrossChunkBoundariesReachesTheSandboxAsAsterisks) {
+  for (size_t size : {size_t{1}, size_t{8}, size_t{4096}}) {
+    SCOPED_TRACE("chunks of " + std::to_string(size));
+    std::string body = "{\"echo\":\"";
+    size_t copies = 0;
+    for (size_t k = 0; k <= kSecret.size(); ++k, ++copies) {
+      const size_t boundary = ((body.size() + k) / size + 1) * size;
+      body.append(boundary - k - body.size(), 'b');
+      body += kSecret;
+    }
+    body += "\"}";
+    std::string scrubbed = body;
+    for (size_t at = scrubbed.find(kSecret); at != std::string::npos; at = scrubbed.find(kSecret, at)) {
+      scrubbed.replace(at, kSecret.size(), std::string(kSecret.size(), '*'));
+    }
+    const std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const std::string echo = head + chunked(body, size);
+    Harness h(with_token(), {true}, 66560);  // the least bound: the echo takes many reads
+    h.replies.push_back({"\r\n\r\n", echo});
+    h.client.outbox = kCredentialedGet;
+    ASSERT_TRUE(h.run([&] { return h.client.received.size() == echo.size(); })) << h.client.received.size();
+    EXPECT_EQ(head + chunked(scrubbed, size), h.client.received);
+    EXPECT_EQ(copies, withheld_events(h.events));
+    EXPECT_FALSE(h.terminator->finished());  // the body's end was found: the connection waits for a request
+  }
+}
+
+// The neighbour: a chunked answer without the secret reaches the sandbox byte for byte (its chunk sizes, extensions
+// and trailers as they were), and the next request on the connection is answered after it.
+TEST(HttpsTerminator, AChunkedAnswerWithoutTheSecretPassesByteForByte) {
+  std::string body;
+  for (int i = 0; i < 9000; ++i) body.push_back(static_cast<char>(i % 251));
+  for (size_t size : {size_t{1}, size_t{8}, size_t{4096}}) {
+    SCOPED_TRACE("chunks of " + std::to_string(size));
+    const std::string echo = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                             chunked(body, size, ";ext=\"v\"", "X-Trailer: t\r\n");
+    Harness h(with_token(), {true});
+    h.replies.push_back({"\r\n\r\n", echo});
+    h.replies.push_back({"\r\n\r\n", kOk});
+    h.client.outbox = kCredentialedGet + kCredentialedGet;
+    ASSERT_TRUE(h.run([&] { return h.client.received.size() == echo.size() + kOk.size(); }))
+        << h.client.received.size();
+    EXPECT_EQ(echo + kOk, h.client.received);
+    EXPECT_EQ(0u, withheld_events(h.events));
+  }
+}
+
+// The other framings and places: an echo in a response header (JSON-escaped), a body read until the upstream
+// closes (percent-encoded, and the header line's base64), all withheld.
+TEST(HttpsTerminator, ASecretEchoedInAHeaderOrACloseDelimitedBodyIsWithheld) {
+  CredentialBinding binding = github();
+  binding.secret = "ghp_S3cr/3t+T0k&en";
+  Harness h(with_token(), {true}, 1 << 20, UpstreamCert::trusted, false, binding);
+  const std::string json_escaped = "ghp_S3cr\\/3t+T0k\\u0026en";
+  const std::string percent = "ghp_S3cr%2F3t%2BT0k%26en";
+  std::string b64 = base64_encode("Authorization: Bearer " + binding.secret + "\r\n");
+  const std::string echo = "HTTP/1.1 200 OK\r\nX-Echo: " + json_escaped + "\r\nConnection: close\r\n\r\n" +
+                           std::string(5000, 'p') + "q=" + percent + "&h=" + b64;
+  h.replies.push_back({"\r\n\r\n", echo, /*close_after=*/true});
+  h.client.outbox = kCredentialedGet;
+  ASSERT_TRUE(h.run_until_finished());
+  ASSERT_EQ(echo.size(), h.client.received.size()) << h.client.received;
+  std::string expected = echo;
+  for (const std::string& form : {json_escaped, percent}) {
+    expected.replace(expected.find(form), form.size(), std::string(form.size(), '*'));
+  }
+  // "Authorization: Bearer " is 22 bytes: the secret's bits start in base64 character 29 and end in 53.
+  const size_t b64_at = expected.find(b64);
+  expected.replace(b64_at + 29, 54 - 29, std::string(54 - 29, '*'));
+  EXPECT_EQ(expected, h.client.received);
+  EXPECT_EQ(3u, withheld_events(h.events));
 }
 
 // The neighbour: a request that carries no credential keeps its Accept-Encoding, and a compressed answer to it
