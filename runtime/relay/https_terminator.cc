@@ -4,6 +4,7 @@
 #include <openssl/err.h>
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <optional>
 
@@ -30,6 +31,10 @@ constexpr size_t kInFlightRecord = kRecord + kRecordOverhead;
 // The pump repeats while something moves; this bounds the rounds (each moves at least one byte or changes state).
 constexpr int kMaxPumpRounds = 10000;
 constexpr std::string_view kNoRule = "no rule allows this method and path";
+constexpr std::string_view kEncodedEscape = "a rule with paths admits no percent-encoded percent (%25XX) in the path";
+constexpr std::string_view kEncodedEscapeWhy =
+    "the path holds %25 and two hex digits, an escape encoded twice: the rules match it decoded once, and a server "
+    "that decodes it again would serve another path";
 
 // A JSON object from (key, value) pairs, in the order given: "error" first, as the sandbox's tools expect to read.
 std::string json(std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
@@ -61,6 +66,19 @@ void move_front(std::string& from, size_t n, std::string& to) {
   }
   to.append(from, 0, n);
   from.erase(0, n);
+}
+
+// Whether the path of `target` (the query is not matched by any rule) holds a percent-encoded escape: "%25" and
+// two hex digits, either case. decode_request_path decodes once, so "/api/%252e%252e/admin" is the path
+// "/api/%2e%2e/admin", which "/api/**" matches; a server (or a proxy in front of it) that decodes again reads
+// "/admin" (issue 33, finding 9).
+bool holds_encoded_escape(std::string_view target) {
+  target = target.substr(0, target.find_first_of("?#"));
+  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  for (size_t at = 0; at + 5 <= target.size(); ++at) {
+    if (target.substr(at, 3) == "%25" && hex(target[at + 3]) && hex(target[at + 4])) return true;
+  }
+  return false;
 }
 
 bool names_host(std::string_view value, const std::string& host, uint16_t port) {
@@ -516,14 +534,30 @@ bool HttpsTerminator::decide(const HttpRequestHead& head, std::string_view head_
   auto framing = request_body_framing(head);
   if (!framing) return refuse_bad("request framing: " + framing.status().message(), *method, *path);
 
+  // A rule with paths never admits a path holding "%25XX": what it matched is not what a server decoding twice
+  // serves. A rule without paths admits any path, this one too.
+  const bool encoded_escape = holds_encoded_escape(head.target);
+  bool escape_refused = false;
   const TerminatedRule* decided = nullptr;
   for (size_t i = 0; i < config_.rules.size() && decided == nullptr; ++i) {
     const HostRule& rule = *config_.rules[i].rule;
     bool method_ok = rule.methods.empty() || std::find(rule.methods.begin(), rule.methods.end(), *method) !=
                                                  rule.methods.end();
+    if (method_ok && encoded_escape && !globs_[i].empty()) {
+      escape_refused = true;
+      continue;
+    }
     bool path_ok = globs_[i].empty() || std::any_of(globs_[i].begin(), globs_[i].end(),
                                                     [&](const PathGlob& glob) { return glob.matches(*path); });
     if (method_ok && path_ok) decided = &config_.rules[i];
+  }
+  if (decided == nullptr && escape_refused) {
+    event({.kind = TerminatorEvent::Kind::denied, .method = *method, .path = *path,
+           .rule = std::string(kEncodedEscape), .reason = std::string(kEncodedEscapeWhy)});
+    refuse(403, "Forbidden",
+           json({{"error", "policy_denied"}, {"host", config_.host}, {"method", *method}, {"path", *path},
+                {"rule", kEncodedEscape}, {"reason", kEncodedEscapeWhy}}));
+    return false;
   }
   if (decided == nullptr) {
     // The connection ends after the 403: any body of the refused request would otherwise have to be read and

@@ -843,6 +843,48 @@ TEST(HttpsTerminator, DotSegmentsAreDecidedOnTheDecodedPath) {
   EXPECT_EQ(forbidden(denied_body("GET", "/admin")), h.client.received);
 }
 
+// Issue 33, finding 9: the path is decoded once, so "%252e%252e" is the segment "%2e%2e", which "/repos/**"
+// matches; an upstream that decodes twice serves "/admin". A rule with paths admits no "%25XX" in the path (either
+// case): the sandbox gets a 403 naming why, the event is a denial, and nothing reaches the upstream.
+TEST(HttpsTerminator, AnEncodedPercentEscapeInThePathIsRefusedByARuleWithPaths) {
+  const std::string rule_text = "a rule with paths admits no percent-encoded percent (%25XX) in the path";
+  const std::string why = "the path holds %25 and two hex digits, an escape encoded twice: the rules match it decoded "
+                          "once, and a server that decodes it again would serve another path";
+  for (const std::string target : {"/repos/%252e%252e/admin", "/repos/a/%252F..%252Fadmin", "/repos/%25aF"}) {
+    SCOPED_TRACE(target);
+    Harness h(read_only_repos());
+    h.client.outbox = "GET " + target + " HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+    ASSERT_TRUE(h.run_until_finished());
+    std::string decoded = target;  // decoded once: "%25" is "%"
+    for (size_t at = decoded.find("%25"); at != std::string::npos; at = decoded.find("%25", at + 1)) {
+      decoded.erase(at + 1, 2);
+    }
+    EXPECT_EQ(forbidden(R"({"error":"policy_denied","host":"api.example.test","method":"GET","path":")" + decoded +
+                        R"(","rule":")" + rule_text + R"(","reason":")" + why + R"("})"),
+              h.client.received);
+    EXPECT_FALSE(h.terminator->upstream_started());
+    ASSERT_EQ(1u, h.events.size());
+    EXPECT_EQ(TerminatorEvent::Kind::denied, h.events[0].kind);
+    EXPECT_EQ(rule_text, h.events[0].rule);
+  }
+}
+
+// The neighbours: "%25" not followed by two hex digits (a literal "%"), "%25XX" in the query (no rule matches the
+// query), and a rule without paths (it admits every path, this one too) all pass.
+TEST(HttpsTerminator, APercentThatIsNotAnEncodedEscapeOrARuleWithoutPathsPasses) {
+  for (const std::string target : {"/repos/100%25/x", "/repos/a?q=%252e%252e"}) {
+    SCOPED_TRACE(target);
+    Harness h(read_only_repos());
+    h.replies.push_back({"\r\n\r\n", kOk});
+    h.client.outbox = "GET " + target + " HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+    ASSERT_TRUE(h.run([&] { return h.client.received == kOk; })) << h.client.received;
+  }
+  Harness any_path({rule("allow api.example.test (GET)", {"GET"}, {})});
+  any_path.replies.push_back({"\r\n\r\n", kOk});
+  any_path.client.outbox = "GET /x/%252e%252e/admin HTTP/1.1\r\nHost: api.example.test\r\n\r\n";
+  ASSERT_TRUE(any_path.run([&] { return any_path.client.received == kOk; })) << any_path.client.received;
+}
+
 TEST(HttpsTerminator, CreateRefusesARuleThatDoesNotTerminate) {
   auto sandbox_ca = authority({kHost});
   ASSERT_TRUE(sandbox_ca);
