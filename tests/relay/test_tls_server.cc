@@ -4,7 +4,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -199,6 +201,20 @@ void TlsTestServer::handle(SSL* ssl) {
       reply = response(200, bytes);
     } else if (line.starts_with("GET /head ")) {
       reply = response(200, head);
+    } else if (line.starts_with("GET /echo/chunked/")) {
+      const uint64_t size = std::max<uint64_t>(1, std::strtoull(line.c_str() + std::strlen("GET /echo/chunked/"),
+                                                                 nullptr, 10));
+      reply = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n";
+      char hex[32];
+      for (size_t at = 0; at < head.size(); at += size) {
+        const std::string piece = head.substr(at, size);
+        std::snprintf(hex, sizeof hex, "%zx\r\n", piece.size());
+        reply += hex + piece + "\r\n";
+      }
+      reply += "0\r\n\r\n";
+    } else if (line.starts_with("GET /echo/header ")) {
+      reply = "HTTP/1.1 200 OK\r\nX-Echo-Authorization: " + header_value(head, "authorization") +
+              "\r\nContent-Length: 2\r\n\r\nok";
     } else if (line.starts_with("POST /count ")) {
       reply = response(200, std::to_string(body));
     } else {

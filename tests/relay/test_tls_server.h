@@ -4,6 +4,8 @@
 // policy's `upstream_ca`. HTTP/1.1 with keep-alive:
 //   GET /bytes/N   N deterministic bytes (body_byte), Content-Length
 //   GET /head      the request head it received, as the body (what a terminating relay sent upstream)
+//   GET /echo/chunked/N  the same, chunked in chunks of N bytes (the last may be shorter)
+//   GET /echo/header     the request's Authorization value in the response header X-Echo-Authorization
 //   POST /count    the number of body bytes it read (Content-Length or chunked), as the body
 //   GET <prefix>/F the file F under a directory given to serve_directory() (a query is ignored; 404 when absent),
 //                  e.g. a bare git repository for git's "dumb HTTP" protocol
