@@ -11,7 +11,7 @@ namespace {
 // Small sets without allocation: the ends of the spellings being followed, the decodings at one position.
 template <typename T, size_t N>
 struct SmallSet {
-  std::array<T, N> items{};
+  std::array<T, N> items;  // the first `count` are set
   size_t count = 0;
   void add(const T& item) {
     for (size_t i = 0; i < count; ++i) {
@@ -24,8 +24,8 @@ struct SmallSet {
 };
 
 struct Decoding {
-  unsigned char value = 0;
-  size_t end = 0;
+  unsigned char value;
+  size_t end;
   bool operator==(const Decoding&) const = default;
 };
 using Decodings = SmallSet<Decoding, 8>;
@@ -102,6 +102,7 @@ void entity(std::string_view text, size_t at, Decodings& out, bool& more) {
   const std::string_view rest = text.substr(at + 1);
   for (size_t i = 0; i < std::size(kNamed); ++i) {
     const std::string_view name = kNamed[i].name;
+    if (!rest.empty() && rest[0] != name[0]) continue;  // (most names, without a call)
     const auto value = static_cast<unsigned char>(kNamed[i].c);
     if (rest.size() <= name.size()) {
       if (name.starts_with(rest) || rest.starts_with(name)) more = true;  // the `;` (or the name) may follow
@@ -161,6 +162,16 @@ bool begins_escape(char c) { return c == '%' || c == '+' || c == '\\' || c == '&
 bool is_base64_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||
          c == '-' || c == '_';
+}
+
+FirstBytes first_bytes(std::string_view text, size_t at) {
+  FirstBytes out;
+  Decodings here;
+  decodings(text, at, here, out.more);
+  for (size_t i = 0; i < here.count && out.count < out.spellings.size(); ++i) {
+    out.spellings[out.count++] = {here.items[i].value, here.items[i].end};
+  }
+  return out;
 }
 
 EncodedMatch match_encoded(std::string_view text, size_t at, const EncodedNeedle& needle, size_t* end) {

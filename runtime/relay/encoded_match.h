@@ -11,6 +11,7 @@
 //     `;` optional as browsers accept it), or a named one for ASCII punctuation (`&sol;`, `&amp;`, `&quot;`...).
 // Escapes are not decoded twice (`%252F` is not "/"): one layer of escaping, mixed freely, is what an echo applies.
 // Pure functions, no allocation but the small position sets.
+#include <array>
 #include <cstddef>
 #include <string_view>
 
@@ -36,6 +37,20 @@ struct EncodedNeedle {
   bool any_first = false;
   bool any_last = false;
 };
+
+// The bytes text[at] can stand for (itself, and what an escape beginning there spells), each with where its
+// spelling ends, and whether the text ends inside an escape that could begin there. The scanner's filter: a needle
+// whose first byte is none of these, or whose second byte is not what follows any of them, cannot start there.
+struct FirstBytes {
+  struct Spelling {
+    unsigned char value;
+    size_t end;
+  };
+  std::array<Spelling, 8> spellings;  // the first `count` are set
+  size_t count = 0;
+  bool more = false;
+};
+FirstBytes first_bytes(std::string_view text, size_t at);
 
 enum class EncodedMatch {
   none,     // the needle does not start at `at`

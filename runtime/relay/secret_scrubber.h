@@ -22,6 +22,7 @@
 // response streamed in pieces (server-sent events) is not delayed. What is held is at most the longest needle's
 // longest spelling (kMaxEscapeBytes a byte).
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,15 @@ class SecretScrubber {
   void add_needle(const std::string& name, std::string value, bool any_first, bool any_last);
   std::vector<std::string> values_;  // as added, for repeats
   std::vector<Needle> needles_;      // longest first: where two start at one place, the longer is overwritten
+  // The scanner's filter, rebuilt by add_needle: the needles (indices into needles_, longest first) whose first
+  // byte is a given byte, those whose first byte is any base64 character, and the second bytes of the latter.
+  std::vector<size_t> by_first_[256];
+  std::vector<size_t> any_first_;
+  // Per byte value, which of these it is, and per pair of bytes whether a needle could start with them (the
+  // scanner skips every other position with one look-up: a secret's echo is rare, the bytes streamed are many).
+  enum : unsigned char { kEscape = 1, kLiteralFirst = 2, kBase64First = 4, kAnySecond = 8 };
+  unsigned char class_[256] = {};
+  uint64_t pairs_[256 * 256 / 64] = {};
 };
 
 }  // namespace oishell::relay
