@@ -19,7 +19,9 @@
 //     encodings (base64 elsewhere, split over two headers, reversed) are not found, but they are never replaced
 //     either: what reaches the host is the placeholder, which is worthless outside this sandbox.
 //   - The bound host receives the secret (that is the point). A host endpoint that echoes request headers back
-//     would show it to the sandbox; the host's path rules must not allow such an endpoint.
+//     would show it to the sandbox: the terminator's scrubber (secret_scrubber.h) overwrites it in the response,
+//     in any framing and in the spellings an echo gives it (escaped, percent-encoded, in base64), but not
+//     transformed further (hashed, encrypted); the host's path rules should still not allow such an endpoint.
 #include <string>
 #include <string_view>
 #include <vector>
