@@ -173,7 +173,14 @@ void Admissions::start_accepting(int listen_fd) {
       if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
       if (fds[1].revents) return;
       if (!(fds[0].revents & POLLIN)) continue;
-      if (UniqueFd client = accept_connection(listen_fd)) add(std::move(client));
+      if (UniqueFd client = accept_connection(listen_fd)) {
+        add(std::move(client));
+      } else if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // The pending connection stays queued and poll says readable at once: wait for descriptors to come back
+        // (the admissions under way end within their deadline) instead of spinning.
+        pollfd stop{stop_.get(), POLLIN, 0};
+        (void)::poll(&stop, 1, 100);
+      }
     }
   });
 }
