@@ -34,8 +34,9 @@ struct MountStep {
   std::string source;     // host path (bind kinds); the link's contents (symlink); empty otherwise
   std::string target;     // path inside the sandbox
   bool optional = false;  // a missing source is skipped (system dirs like /lib64), otherwise an error
-  bool system = false;    // a system directory (policy/compiler.h system_dirs()): for a root caller, never id-mapped,
-                          // so root-only files in it stay unreadable inside (runtime/outside/idmapped_binds.h)
+  bool system = false;    // a system directory (policy/compiler.h system_dirs()): for a root caller, bound by init
+                          // itself and never id-mapped, so root-only files in it stay unreadable inside (as in
+                          // every read-only bind not inside a writable one: runtime/outside/idmapped_binds.h)
 };
 
 // Landlock filesystem rights, by intent; runtime/inside/landlock maps them to the ABI's bits.

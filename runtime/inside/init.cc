@@ -67,7 +67,7 @@ void scrub_inherited_environment() {
 }
 
 // `spec`: the part of the compiled policy init applies (runtime/init_spec_codec.h); for a root caller, with the
-// id-mapped trees of the policy's binds (runtime/outside/idmapped_binds.h).
+// trees of the policy's binds, id-mapped where written (runtime/outside/idmapped_binds.h).
 Result<SandboxSpec> wait_for_spec(std::vector<UniqueFd>* idmapped) {
   auto message = receive_message(g_control);
   if (!message.is_ok()) return message.status();

@@ -12,7 +12,8 @@ struct InitArgs {
   uid_t uid = 0;        // the supervisor's euid and egid, mapped to themselves inside
   gid_t gid = 0;
   // A root caller: the supervisor writes init's maps (0 inside, an unused id outside: runtime/inside/userns.h) before
-  // it sends `spec`, and the binds of the policy arrive id-mapped with `spec` (runtime/outside/idmapped_binds.h).
+  // it sends `spec`, and the binds of the policy arrive with `spec`, the writable ones id-mapped
+  // (runtime/outside/idmapped_binds.h).
   bool root_caller = false;
   // The caller's CPU set: InitProcess runs init beside the supervisor during the set-up, and init takes this set
   // back before it starts anything, so that the sandbox's processes get every CPU the caller had.

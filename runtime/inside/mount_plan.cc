@@ -46,12 +46,13 @@ bool is_bind(const MountStep& step) {
   return step.kind == MountStep::Kind::bind_ro || step.kind == MountStep::Kind::bind_rw;
 }
 
-// `prepared`: a root caller's id-mapped tree from the supervisor (already nosuid, nodev, read-only for bind_ro).
+// `prepared`: a root caller's tree from the supervisor (already nosuid, nodev, read-only for bind_ro, and id-mapped
+// where it is written as the caller: runtime/outside/idmapped_binds.h).
 Result<PreparedBind> prepare_bind(const MountStep& step, UniqueFd prepared) {
   PreparedBind bind;
   if (prepared) {
     struct stat st;
-    if (::fstat(prepared.get(), &st) != 0) return Status::from_errno(errno, "fstat(id-mapped tree)");
+    if (::fstat(prepared.get(), &st) != 0) return Status::from_errno(errno, "fstat(the supervisor's tree)");
     bind.type = S_ISDIR(st.st_mode) ? NodeType::directory : NodeType::file;
     bind.tree = std::move(prepared);
     bind.present = true;
@@ -316,26 +317,27 @@ uint64_t scratch_tmpfs_bytes(const SandboxSpec& spec) {
 
 uint64_t scratch_tmpfs_inodes(uint64_t bytes) { return std::max<uint64_t>(8192, bytes / (16 * 1024)); }
 
-Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> idmapped, std::vector<std::string>* degraded) {
+Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> supervisor_trees,
+                        std::vector<std::string>* degraded) {
   // Nothing done here may propagate back to the host.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     return Status::from_errno(errno, "mount(\"/\", MS_REC|MS_PRIVATE)");
   }
   std::vector<PreparedBind> binds(spec.mounts.size());
-  size_t next_idmapped = 0;
+  size_t next_tree = 0;
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
     const MountStep& step = spec.mounts[i];
     if (!is_bind(step)) continue;
     UniqueFd prepared;
-    if (!idmapped.empty() && takes_idmapped_tree(step)) {
-      if (next_idmapped >= idmapped.size()) return Status::error("fewer id-mapped trees than binds");
-      prepared = std::move(idmapped[next_idmapped++]);
+    if (!supervisor_trees.empty() && takes_supervisor_tree(step)) {
+      if (next_tree >= supervisor_trees.size()) return Status::error("fewer of the supervisor's trees than binds");
+      prepared = std::move(supervisor_trees[next_tree++]);
     }
     auto bind = prepare_bind(step, std::move(prepared));
     if (!bind.is_ok()) return bind.status().with_context(describe(step));
     binds[i] = std::move(bind.value());
   }
-  if (next_idmapped != idmapped.size()) return Status::error("more id-mapped trees than binds");
+  if (next_tree != supervisor_trees.size()) return Status::error("more of the supervisor's trees than binds");
 
   // The root holds only mount points: small, and read-only once they exist.
   auto root = mounts::new_filesystem("tmpfs", {{"mode", "0755"}, {"size", "1m"}, {"nr_inodes", "16384"}},

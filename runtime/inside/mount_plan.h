@@ -17,8 +17,9 @@ namespace oishell {
 // anything is mounted, so no later mount can change what a source names); mount the tmpfs root; apply the
 // steps of spec.mounts in order (binds, tmpfs, proc, dev, hide, protect); make the root read-only; pivot_root
 // into it and detach the old root. Afterwards only the policy's paths exist.
-// `idmapped`: for a root caller, one prepared tree per step for which takes_idmapped_tree() holds, in order
-// (runtime/outside/idmapped_binds.h), attached instead of a clone made here; empty otherwise.
+// `supervisor_trees`: for a root caller, one tree per step for which takes_supervisor_tree() holds, in order,
+// id-mapped where the sandbox writes as the caller (runtime/outside/idmapped_binds.h), attached instead of a clone
+// made here; empty otherwise.
 // Every tmpfs has a size: /tmp, a tmpfs home and /dev/shm are directories of one scratch tmpfs of
 // scratch_tmpfs_bytes(spec) (together they stay within the memory limit, with or without cgroups: ENOSPC, not
 // host memory pressure), and the root, /dev and hidden directories are small and read-only (/dev from when it is
@@ -26,7 +27,8 @@ namespace oishell {
 // A proc step with a `source` (`process.own_proc: best_effort`) whose fresh procfs the kernel refuses with EPERM
 // (a container that masks parts of its /proc) binds `source` instead (bind_host_proc) and appends
 // kSharedProcLoss to `degraded`.
-Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> idmapped, std::vector<std::string>* degraded);
+Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> supervisor_trees,
+                        std::vector<std::string>* degraded);
 
 // The scratch tmpfs's size: three quarters of the memory limit, else half of the host's RAM (the kernel's default
 // for one tmpfs).

@@ -18,8 +18,9 @@ Status write_own_id_maps(uid_t uid, gid_t gid);
 
 // A root caller's sandbox runs as uid and gid 0 inside, but as this id outside (kuid/kgid): an id that owns nothing
 // on the host, so root-owned files in the bound system directories and /proc are read with "other" permissions.
-// The workspace and the other binds the policy names are id-mapped (runtime/outside/idmapped_binds.h) so that their root-
-// owned files are the sandbox's own and what it creates is owned by root on the host, as before. The highest
+// The writable binds (the workspace, read_write paths) are id-mapped (runtime/outside/idmapped_binds.h) so that their
+// root-owned files are the sandbox's own and what it creates is owned by root on the host, as before; read-only
+// paths are not: their root-only files stay "other" too. The highest
 // plausible unused id: 2^31-2, or, when this process's own user namespace does not map it (a container), the
 // highest id it maps but one. Error when none is mapped besides 0.
 Result<uint32_t> root_caller_outside_id();

@@ -113,7 +113,7 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
   spec_message.data = encode_init_spec(spec_);
   std::vector<UniqueFd> idmapped;  // a root caller's binds (runtime/outside/idmapped_binds.h), sent with `spec`
   if (userns) {
-    auto trees = prepare_idmapped_binds(spec_, userns.get());
+    auto trees = prepare_root_caller_binds(spec_, userns.get());
     if (!trees.is_ok()) return trees.status();
     idmapped = std::move(trees.value());
     root_caller_ = true;
@@ -298,7 +298,7 @@ std::vector<std::string> SupervisedSandbox::enforced() const {
   std::vector<std::string> out;
   out.push_back(root_caller_
                     ? std::string("namespaces: user (root inside, an unused id outside: root-only host files are "
-                                  "unreadable; the policy's paths id-mapped), mount, pid, net, ipc, uts, cgroup")
+                                  "unreadable, read-only paths included; the writable ones id-mapped), mount, pid, net, ipc, uts, cgroup")
                     : "namespaces: user (uid " + std::to_string(::geteuid()) +
                           " mapped to itself), mount, pid, net, ipc, uts, cgroup");
   out.push_back("filesystem: " + std::to_string(spec_.mounts.size()) +
