@@ -1,5 +1,7 @@
 // Writes outside the writable paths fail. Read-only mounts (every system bind, /proc, the root) answer EROFS before
 // Landlock is asked (the VFS checks the mount's read-only flag first), so these outcomes hold at every Landlock ABI.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "harness.h"
@@ -17,7 +19,9 @@ TEST(WriteOutside, WriteExistingFile) {
 
 TEST(WriteOutside, Truncate) {
   SandboxWorkspace w;
-  EXPECT_EQ("EROFS", w.probe({"truncate", w.ro() + "/file"}));
+  // truncate(2) asks the inode's permission before the mount's read-only flag: for a root caller, ro/ is root's and
+  // not id-mapped (runtime/outside/idmapped_binds.h), so the sandbox is "other" there, without write permission.
+  EXPECT_EQ(::geteuid() == 0 ? "EACCES" : "EROFS", w.probe({"truncate", w.ro() + "/file"}));
   EXPECT_EQ("EROFS", w.probe({"open", w.ro() + "/file", "trunc"}));
   EXPECT_EQ("ok", w.probe({"truncate", w.ws() + "/public.txt"}));
 }
