@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@
 #include <gtest/gtest.h>
 
 #include "harness.h"
+#include "policy/compile.h"
+#include "runtime/outside/idmapped_binds.h"
 #include "sandbox_fixture.h"
 
 namespace oishell::test {
@@ -54,12 +57,13 @@ class SharedDir {
     tmp_.write("ws/file", "workspace\n");
   }
   std::string dir() const { return tmp_.path() + "/shared"; }
+  std::string policy() const { return tmp_.path() + "/policy.yaml"; }
   std::string ws() const { return tmp_.path() + "/ws"; }
   // `oishell run` arguments for a policy (the default profile plus `filesystem`, a YAML block indented by two) and
   // the workspace ws/.
   std::vector<std::string> args(const std::string& filesystem, const std::string& workspace = "") const {
     tmp_.write("policy.yaml", "version: 1\nextends: default\nfilesystem:\n" + filesystem);
-    return {"--policy", tmp_.path() + "/policy.yaml", "--workspace", workspace.empty() ? ws() : workspace};
+    return {"--policy", policy(), "--workspace", workspace.empty() ? ws() : workspace};
   }
 
  private:
@@ -210,6 +214,47 @@ TEST(ReadOnlyPath, AnotherUsersOwnerOnlyFileStaysUnreadable) {
   EXPECT_EQ("public", probe(args, {"cat", d.dir() + "/public"}));
   if (::geteuid() != 0) {
     EXPECT_EQ("root only", probe(args, {"cat", d.dir() + "/secret"}));  // the user's own 0600 file
+  }
+}
+
+// The rule itself, on a compiled policy (pure: no sandbox, either caller): which binds a root caller's supervisor
+// id-maps. /etc listed under read_only replaces the system bind of /etc (one bind per target), so the rule cannot
+// rest on the `system` flag alone.
+TEST(ReadOnlyPath, OnlyWritableBindsAndReadOnlyPathsInsideThemAreIdMapped) {
+  SharedDir d;
+  const std::string vendor = d.ws() + "/vendor";
+  ::mkdir(vendor.c_str(), 0755);
+  const std::string sibling = d.ws() + "-sibling";  // shares the workspace's prefix, not its tree
+  ::mkdir(sibling.c_str(), 0755);
+  const std::string out = d.dir() + "/private";
+  d.args("  read_only: [/etc, /usr/share, " + d.dir() + ", " + vendor + ", " + sibling + "]\n  read_write: [" + out +
+         "]\n");
+  PolicyOverrides overrides;
+  overrides.workspace = d.ws();
+  auto spec = compile_policy(PolicySource{d.policy(), ""}, overrides, CompileContext::from_process());
+  ASSERT_TRUE(spec.is_ok()) << spec.status().message();
+  std::map<std::string, bool> mapped;
+  for (size_t i = 0; i < spec->mounts.size(); ++i) {
+    const MountStep& step = spec->mounts[i];
+    if (step.kind == MountStep::Kind::bind_ro || step.kind == MountStep::Kind::bind_rw) {
+      mapped[step.target] = id_mapped_for_root_caller(*spec, i);
+    }
+  }
+  EXPECT_TRUE(mapped.at(d.ws()));  // the workspace: written as the caller
+  EXPECT_TRUE(mapped.at(out));     // read_write, even inside a read_only path
+  EXPECT_TRUE(mapped.at(vendor));  // read_only inside the workspace
+  EXPECT_FALSE(mapped.at("/etc"));
+  EXPECT_FALSE(mapped.at("/usr/share"));
+  EXPECT_FALSE(mapped.at("/usr"));  // a system directory
+  EXPECT_FALSE(mapped.at(d.dir()));
+  EXPECT_FALSE(mapped.at(sibling));
+  // A read-only workspace is not written: not mapped either.
+  overrides.workspace = d.dir();
+  d.args("  workspace_read_only: true\n");
+  auto read_only = compile_policy(PolicySource{d.policy(), ""}, overrides, CompileContext::from_process());
+  ASSERT_TRUE(read_only.is_ok()) << read_only.status().message();
+  for (size_t i = 0; i < read_only->mounts.size(); ++i) {
+    EXPECT_FALSE(id_mapped_for_root_caller(*read_only, i)) << read_only->mounts[i].target;
   }
 }
 
