@@ -101,6 +101,18 @@ std::string writable_refusal(const std::string& dir, const std::string& real_hom
   return "";
 }
 
+bool id_mapped_for_root_caller(const SandboxSpec& spec, size_t index) {
+  auto writable_as_caller = [](const MountStep& step) { return step.kind == MountStep::Kind::bind_rw && !step.system; };
+  const MountStep& step = spec.mounts.at(index);
+  if (writable_as_caller(step)) return true;
+  if (step.kind != MountStep::Kind::bind_ro || step.system) return false;
+  // Sources are resolved host paths, opened without following links: beneath a writable bind's source on the host
+  // is beneath it in that bind's tree (cloned and id-mapped with its submounts).
+  return std::any_of(spec.mounts.begin(), spec.mounts.end(), [&](const MountStep& other) {
+    return writable_as_caller(other) && path_within(step.source, other.source);
+  });
+}
+
 MountStep resolv_conf_step(const NetworkSpec& network) {
   MountStep step;
   step.kind = MountStep::Kind::file;

@@ -30,6 +30,18 @@ std::string writable_refusal(const std::string& dir, const std::string& real_hom
 // What in a git directory git executes or obeys: read-only inside in `commit` mode (the rest stays writable).
 const std::vector<std::string>& git_obeyed_entries();
 
+// For a root caller, whether step `index` of spec.mounts is id-mapped with the sandbox's user namespace (the
+// supervisor's trees: runtime/outside/idmapped_binds.h), so that inside it belongs to the sandbox's root:
+//  - a bind_rw that is not a system directory (the workspace, read_write paths, what they hold that is bound over
+//    itself): the sandbox writes there as the caller;
+//  - a bind_ro whose source is, or lies beneath, the source of such a bind_rw (a read_only path inside the
+//    workspace): it shows files that the writable bind already makes the sandbox's own, and shows them read-only.
+// Never any other bind_ro (a read_only path elsewhere, a read-only workspace, a system directory): mapped, the
+// root-only files beneath it would become the sandbox's root's (issue 33: a policy listing /etc under read_only
+// made /etc/ssl/private and /etc/sudoers readable). Protect steps are clones made inside, of what the tree they
+// lie in shows. Pure, so that `explain` says what the supervisor does.
+bool id_mapped_for_root_caller(const SandboxSpec& spec, size_t index);
+
 // Fills spec.mounts, spec.protected_paths and spec.landlock.paths. Errors name the policy line.
 Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Diagnostic>& errors);
 

@@ -2,32 +2,14 @@
 
 #include <sys/mount.h>
 
-#include "policy/paths.h"
+#include "policy/mount_plan.h"
 #include "runtime/inside/mount_ops.h"
 #include "runtime/sys/syscalls.h"
 
 namespace oishell {
-namespace {
-
-// What the sandbox writes as the caller.
-bool writable_as_caller(const MountStep& step) { return step.kind == MountStep::Kind::bind_rw && !step.system; }
-
-}  // namespace
 
 bool takes_supervisor_tree(const MountStep& step) {
   return (step.kind == MountStep::Kind::bind_ro || step.kind == MountStep::Kind::bind_rw) && !step.system;
-}
-
-bool id_mapped_for_root_caller(const SandboxSpec& spec, size_t index) {
-  const MountStep& step = spec.mounts.at(index);
-  if (writable_as_caller(step)) return true;
-  if (step.kind != MountStep::Kind::bind_ro || step.system) return false;
-  // Sources are resolved host paths, opened without following links: beneath a writable bind's source on the host
-  // is beneath it in that bind's tree (cloned and id-mapped with its submounts).
-  for (const MountStep& other : spec.mounts) {
-    if (writable_as_caller(other) && policy::path_within(step.source, other.source)) return true;
-  }
-  return false;
 }
 
 Result<std::vector<UniqueFd>> prepare_root_caller_binds(const SandboxSpec& spec, int userns_fd) {
@@ -35,14 +17,15 @@ Result<std::vector<UniqueFd>> prepare_root_caller_binds(const SandboxSpec& spec,
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
     const MountStep& step = spec.mounts[i];
     if (!takes_supervisor_tree(step)) continue;
-    const bool idmap = id_mapped_for_root_caller(spec, i);
+    const bool idmap = policy::id_mapped_for_root_caller(spec, i);
     const std::string what = (idmap ? "id-mapping " : "binding ") + step.source + " for the root caller's sandbox";
     auto source = mounts::open_host_path(step.source);
     if (!source.is_ok()) return source.status().with_context(what);
     auto tree = mounts::clone_tree(source->get(), /*recursive=*/true);
     if (!tree.is_ok()) return tree.status().with_context(what);
     mount_attr attr{};
-    attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (step.kind == MountStep::Kind::bind_ro ? MOUNT_ATTR_RDONLY : 0);
+    attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if (step.kind == MountStep::Kind::bind_ro) attr.attr_set |= MOUNT_ATTR_RDONLY;
     if (idmap) {
       attr.attr_set |= MOUNT_ATTR_IDMAP;
       attr.userns_fd = static_cast<uint64_t>(userns_fd);

@@ -7,7 +7,6 @@
 // to the sandbox's uid 0 and what it creates is owned by root on the host. Everything else is bound as the host
 // has it, like the system directories: its root-only files are "other" to the sandbox (issue 33: with read-only
 // binds mapped too, a policy listing /etc under read_only made /etc/ssl/private and /etc/sudoers readable).
-#include <cstddef>
 #include <vector>
 
 #include "base/status.h"
@@ -20,19 +19,10 @@ namespace oishell {
 // directories. Both ends use it to pair the trees with the steps, in order.
 bool takes_supervisor_tree(const MountStep& step);
 
-// True for the steps of spec.mounts (by index) whose tree is id-mapped:
-//  - a bind_rw that is not a system directory (the workspace, read_write paths, what they hold that is bound over
-//    itself): the sandbox writes there as the caller;
-//  - a bind_ro whose source is, or lies beneath, the source of such a bind_rw (a read_only path inside the
-//    workspace): it shows files that the writable bind already makes the sandbox's own, and shows them read-only.
-// Never any other bind_ro (a read_only path elsewhere, a read-only workspace, a system directory): mapped, the
-// root-only files beneath it would become the sandbox's root's. Protect steps are clones made inside, of what the
-// tree they lie in shows; they need no tree of their own.
-bool id_mapped_for_root_caller(const SandboxSpec& spec, size_t index);
-
 // One detached tree per step of spec.mounts for which takes_supervisor_tree() holds, in order: the host path
 // opened without following links, cloned with its submounts (open_tree), made nosuid and nodev (and read-only for
-// bind_ro) and, where id_mapped_for_root_caller() holds, id-mapped with the user namespace `userns_fd`
+// bind_ro) and, where policy::id_mapped_for_root_caller() holds (policy/mount_plan.h: the non-system bind_rw steps
+// and the bind_ro steps inside them), id-mapped with the user namespace `userns_fd`
 // (mount_setattr MOUNT_ATTR_IDMAP). Errors name the path; a file system that cannot be id-mapped is an error,
 // never a weaker sandbox.
 Result<std::vector<UniqueFd>> prepare_root_caller_binds(const SandboxSpec& spec, int userns_fd);

@@ -20,7 +20,7 @@
 
 #include "harness.h"
 #include "policy/compile.h"
-#include "runtime/outside/idmapped_binds.h"
+#include "policy/mount_plan.h"
 #include "sandbox_fixture.h"
 
 namespace oishell::test {
@@ -237,7 +237,7 @@ TEST(ReadOnlyPath, OnlyWritableBindsAndReadOnlyPathsInsideThemAreIdMapped) {
   for (size_t i = 0; i < spec->mounts.size(); ++i) {
     const MountStep& step = spec->mounts[i];
     if (step.kind == MountStep::Kind::bind_ro || step.kind == MountStep::Kind::bind_rw) {
-      mapped[step.target] = id_mapped_for_root_caller(*spec, i);
+      mapped[step.target] = policy::id_mapped_for_root_caller(*spec, i);
     }
   }
   EXPECT_TRUE(mapped.at(d.ws()));  // the workspace: written as the caller
@@ -254,7 +254,7 @@ TEST(ReadOnlyPath, OnlyWritableBindsAndReadOnlyPathsInsideThemAreIdMapped) {
   auto read_only = compile_policy(PolicySource{d.policy(), ""}, overrides, CompileContext::from_process());
   ASSERT_TRUE(read_only.is_ok()) << read_only.status().message();
   for (size_t i = 0; i < read_only->mounts.size(); ++i) {
-    EXPECT_FALSE(id_mapped_for_root_caller(*read_only, i)) << read_only->mounts[i].target;
+    EXPECT_FALSE(policy::id_mapped_for_root_caller(*read_only, i)) << read_only->mounts[i].target;
   }
 }
 
