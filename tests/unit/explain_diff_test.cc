@@ -52,6 +52,21 @@ TEST(Explain, DefaultProfileInPlainSentences) {
   EXPECT_TRUE(contains(e, "Exactly these variables: PATH, LANG, TERM, PYTHONUNBUFFERED, HOME, PWD, HTTP_PROXY")) << e;
 }
 
+// A root caller's read-only paths are not id-mapped (policy/mount_plan.h): explain names those where root-only
+// files stay unreadable, and not a read-only path inside the writable workspace (mapped, as the workspace is).
+TEST(Explain, SaysWhereARootCallersRootOnlyFilesStayUnreadable) {
+  auto c = compile_text("version: 1\nextends: default\nfilesystem:\n  read_only: [/etc, /home/user/project/.vscode]\n");
+  std::string e = policy::explain(c.policy, c.spec);
+  EXPECT_TRUE(contains(e, "Started by root, the sandbox is root inside but an unused id outside, and read-only paths "
+                          "are not id-mapped: in /etc, as in the system directories, files that only root may read"))
+      << e;
+  auto plain = compile_profile("default");
+  EXPECT_FALSE(contains(policy::explain(plain.policy, plain.spec), "Started by root"));
+  auto strict = compile_profile("strict");  // a read-only workspace
+  EXPECT_TRUE(
+      contains(policy::explain(strict.policy, strict.spec), "are not id-mapped: in /home/user/project, as in"));
+}
+
 TEST(Explain, NetworkRulesAndOffline) {
   auto c = compile_text(R"(version: 1
 network:
