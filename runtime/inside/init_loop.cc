@@ -117,8 +117,11 @@ class Spawner {
     std::optional<Pty> pty;
     if (request.argv.empty() || fds.size() < static_cast<size_t>(kStdioCount)) {
       err = EINVAL;
-    } else if (struct stat st; !request.cwd.empty() && ::stat(request.cwd.c_str(), &st) != 0) {
-      // Checked here because the spawn's errno would not say whether chdir or exec failed.
+    } else if (struct stat st; !request.cwd.empty() && (::stat(request.cwd.c_str(), &st) != 0 ||
+                                                          ::access(request.cwd.c_str(), X_OK) != 0)) {
+      // Checked here because the spawn's errno would not say whether chdir or exec failed. Searchable too: a root
+      // caller's read-only workspace is not id-mapped, and one only root may search is EACCES to the sandbox
+      // (runtime/outside/idmapped_binds.h).
       err = errno;
       step = "cwd";
     } else if (!request.data.empty()) {

@@ -152,6 +152,19 @@ TEST_F(RootCallerReadOnly, AReadOnlyWorkspaceIsNotIdMapped) {
   EXPECT_EQ("EACCES", probe(args, {"open", d.dir() + "/public", "w"}));
 }
 
+// A read-only workspace only root may search cannot be the sandbox's working directory: the error says so, instead
+// of blaming the command.
+TEST_F(RootCallerReadOnly, AReadOnlyWorkspaceOnlyRootMaySearchIsRefusedAsTheWorkingDirectory) {
+  SharedDir d;
+  auto args = d.args("  workspace_read_only: true\n", d.dir() + "/private");
+  SandboxRun r = run_sandboxed(args, {"/bin/true"});
+  EXPECT_EQ(126, r.status) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("working directory " + d.dir() + "/private inside the sandbox: EACCES"))
+      << r.err;
+  args = d.args("  workspace_read_only: true\n", d.dir());  // the neighbour: searchable by others
+  EXPECT_EQ(0, run_sandboxed(args, {"/bin/true"}).status);
+}
+
 // The allowed neighbour: the same files under read_write are the sandbox root's own (id-mapped), readable and
 // writable, and what it creates there is root's on the host.
 TEST_F(RootCallerReadOnly, TheSameFilesUnderReadWriteAreTheCallers) {
