@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <utility>
+
+#include "base/hidden_characters.h"
 
 namespace oishell {
 namespace {
@@ -37,9 +40,15 @@ bool c0_passes(unsigned char code) { return code >= 0x07 && code <= 0x0f; }
 bool is_intermediate(unsigned char code) { return code >= 0x20 && code <= 0x2f; }
 
 // `sequence` is ESC, its intermediates and its final byte (0x30-0x7e, not an introducer).
-bool escape_allowed(std::string_view sequence) {
+bool escape_allowed(std::string_view sequence, TerminalOutputFilter::Scope scope) {
   const char final_byte = sequence.back();
   const std::string_view intermediates = sequence.substr(1, sequence.size() - 2);
+  if (scope == TerminalOutputFilter::Scope::kInline) {
+    // DECKPAM DECKPNM IND NEL SS2 SS3 LS2 LS3 LS3R LS2R LS1R; the designations below. Not: DECSC DECRC RIS HTS
+    // RI, ESC #.
+    if (intermediates.empty()) return std::string_view("=>DENOno|}~").find(final_byte) != std::string_view::npos;
+    if (intermediates[0] == '#') return false;
+  }
   // DECSC DECRC RIS DECKPAM DECKPNM IND NEL HTS RI SS2 SS3 LS2 LS3 LS3R LS2R LS1R.
   if (intermediates.empty()) return std::string_view("78c=>DEHMNOno|}~").find(final_byte) != std::string_view::npos;
   // DECDHL (top, bottom) DECSWL DECDWL DECALN.
@@ -83,6 +92,101 @@ bool csi_allowed(std::string_view sequence) {
     default:
       return true;
   }
+}
+
+// Inline scope: the SGR parameters `params` (no private marker) cut down to the attributes that colour or style
+// the output's own text (see the header). nullopt: nothing is left, or an extended colour is cut short.
+std::optional<std::string> inline_sgr(std::string_view params) {
+  if (params.empty()) return std::string("\x1b[m");
+  std::string kept;
+  size_t kept_fields = 0;
+  auto keep = [&kept, &kept_fields](std::string_view field) {
+    if (kept_fields++ > 0) kept.push_back(';');
+    kept.append(field);
+  };
+  size_t pos = 0;
+  auto next_field = [&params, &pos]() {
+    const size_t end = std::min(params.find(';', pos), params.size());
+    const std::string_view field = params.substr(pos, end - pos);
+    pos = end + 1;
+    return field;
+  };
+  while (pos <= params.size()) {
+    const std::string_view field = next_field();
+    const std::string_view head = field.substr(0, field.find(':'));
+    if (head.size() > 3 || head.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    uint32_t n = 0;
+    for (char c : head) n = n * 10 + static_cast<uint32_t>(c - '0');
+    if (n == 38 || n == 48 || n == 58) {  // an extended colour: 38:5:N, 38:2::R:G:B, or 38;5;N, 38;2;R;G;B
+      std::string colour(field);
+      if (head.size() == field.size()) {
+        if (pos > params.size()) return std::nullopt;
+        const std::string_view kind = next_field();
+        const int more = kind == "5" ? 1 : kind == "2" ? 3 : -1;
+        if (more < 0) return std::nullopt;
+        colour += ";";
+        colour += kind;
+        for (int i = 0; i < more; ++i) {
+          if (pos > params.size()) return std::nullopt;
+          colour += ";";
+          colour += next_field();
+        }
+      }
+      if (n == 38) keep(colour);
+      continue;
+    }
+    const bool allowed = n <= 6 || n == 9 || (n >= 21 && n <= 25) || n == 27 || n == 28 || n == 29 ||
+                         (n >= 30 && n <= 37) || n == 39 || n == 49 || n == 53 || n == 55 || n == 59 ||
+                         (n >= 90 && n <= 97);
+    if (allowed) keep(field);
+  }
+  if (kept_fields == 0) return std::nullopt;
+  return "\x1b[" + kept + "m";
+}
+
+// Inline scope: `sequence`, a complete CSI in 7-bit form, as it may be forwarded (SGR rewritten), or nullopt.
+std::optional<std::string> inline_csi(std::string_view sequence) {
+  const char final_byte = sequence.back();
+  const std::string_view params = sequence.substr(2, sequence.size() - 3);
+  if (std::any_of(params.begin(), params.end(), [](char c) { return is_intermediate(static_cast<unsigned char>(c)); }))
+    return std::nullopt;
+  if (!params.empty() && params[0] >= 0x3c && params[0] <= 0x3f) {  // a private marker < = > ?
+    // DECTCEM: progress bars hide the cursor while they draw (the reset shows it again).
+    if ((final_byte == 'h' || final_byte == 'l') && params == "?25") return std::string(sequence);
+    return std::nullopt;
+  }
+  switch (final_byte) {
+    case 'm':
+      return inline_sgr(params);
+    case 'C':  // CUF: right
+    case 'D':  // CUB: left (not past the line's start: reverse wraparound is a mode, and modes do not pass)
+    case 'G':  // CHA: a column of this line
+    case '`':  // HPA: a column of this line
+    case 'a':  // HPR: right
+    case 'B':  // CUD: down
+    case 'E':  // CNL: down, to the first column
+    case 'I':  // CHT: forward to a tab stop
+    case 'Z':  // CBT: back to a tab stop
+    case 'K':  // EL: erase in this line
+    case 'X':  // ECH: erase characters
+    case 'P':  // DCH: delete characters
+    case '@':  // ICH: insert characters
+      return std::string(sequence);
+    case 'J':  // ED: only below the cursor, never above it or the scrollback
+      return params.empty() || params == "0" ? std::optional<std::string>(sequence) : std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+// "<U+200B>": a hidden character made visible.
+void append_mark(std::string& out, char32_t cp) {
+  static constexpr char kHexUpper[] = "0123456789ABCDEF";
+  out += "<U+";
+  int shift = 20;
+  while (shift > 12 && (cp >> shift) == 0) shift -= 4;
+  for (; shift >= 0; shift -= 4) out.push_back(kHexUpper[(cp >> shift) & 0xf]);
+  out.push_back('>');
 }
 
 // The number of an OSC, exactly as written before its ';' (or its terminator).
@@ -145,7 +249,7 @@ void TerminalOutputFilter::take_byte(unsigned char byte) {
       if (cp < 0xa0) {
         step({Unit::Kind::kC1, static_cast<unsigned char>(cp)});  // U+0080..U+009F, from C2 80..C2 9F
       } else {
-        step({Unit::Kind::kText, 0, std::string_view(reinterpret_cast<const char*>(utf8_), length)});
+        step({Unit::Kind::kText, 0, std::string_view(reinterpret_cast<const char*>(utf8_), length), cp});
       }
       return;
     }
@@ -229,7 +333,11 @@ void TerminalOutputFilter::ground(const Unit& unit) {
           return;  // the other C1 controls, and a stray ST, are dropped
       }
     case Unit::Kind::kText:
-      out_.append(unit.text);
+      if (scope_ == Scope::kInline && is_hidden_character(unit.code_point)) {
+        append_mark(out_, unit.code_point);
+      } else {
+        out_.append(unit.text);
+      }
       return;
     case Unit::Kind::kInvalid:
       out_.append(kReplacement);
@@ -286,7 +394,7 @@ void TerminalOutputFilter::escape(const Unit& unit) {
   // A final byte, 0x30-0x7e. ESC \ on its own (a stray ST) is dropped here like any other unknown sequence.
   if (!dropped_) {
     sequence_.push_back(static_cast<char>(code));
-    if (escape_allowed(sequence_)) out_ += sequence_;
+    if (escape_allowed(sequence_, scope_)) out_ += sequence_;
   }
   to_ground();
 }
@@ -302,7 +410,11 @@ void TerminalOutputFilter::csi(const Unit& unit) {
   if (code >= 0x40) {  // the final byte, 0x40-0x7e
     if (!dropped_) {
       sequence_.push_back(static_cast<char>(code));
-      if (csi_allowed(sequence_)) out_ += sequence_;
+      if (scope_ == Scope::kInline) {
+        if (auto forwarded = inline_csi(sequence_)) out_ += *forwarded;
+      } else if (csi_allowed(sequence_)) {
+        out_ += sequence_;
+      }
     }
     to_ground();
     return;
@@ -396,6 +508,7 @@ void TerminalOutputFilter::start_osc() {
   state_ = State::kString;
   osc_ = true;
   sequence_.assign("\x1b]");
+  if (scope_ == Scope::kInline) drop();  // read to its end (BEL or ST), then dropped
 }
 
 void TerminalOutputFilter::start_ignored_string() {

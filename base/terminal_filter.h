@@ -54,6 +54,33 @@
 //    it), so the output is always valid UTF-8.
 //  - Memory is bounded whatever the input: at most kMaxOscBytes of a held sequence and 3 bytes of a cut UTF-8
 //    character. A dropped string is skipped, not held.
+//
+// Scope::kInline narrows this for output shown in line with someone else's text (the agent's code, questions and
+// warnings, agent/terminal/sandbox_text.h): the output may colour and rewrite its own lines, and nothing else.
+// Its cursor never goes above the line it is on, so it cannot redraw or erase what was printed before it; it
+// cannot leave the screen in a state a reset does not undo, hide text outside itself, or draw cells with a
+// background, which is what the agent's own marks are made of. The choice is to drop, not to translate: a block
+// that needs a full screen is not shown in line. On top of the rules above:
+//  - Every OSC is dropped: titles (0 1 2), colours and the palette (4 10 11 12 17 19 and their resets: a block
+//    made the text the colour of the background, and no SGR reset restores a palette), hyperlinks (8: an
+//    unclosed one turns the agent's question into a link), 7 and 133.
+//  - Plain ESC: only the character sets (designations, SS2 SS3, the locking shifts, which the reset undoes), the
+//    keypad modes, IND and NEL (down). Dropped: DECSC/DECRC (a saved position can be above; the soft reset moves
+//    it to the top left), RIS (clears the screen), HTS (tab stops), RI (up), ESC # (DECALN fills the screen).
+//  - CSI passes only without intermediates, and only: SGR, rewritten to its foreground attributes (below); moves
+//    within the line or down (C D G ` a B E I Z); erasing, inserting and deleting within the line (K X P @); ED
+//    0 (from the cursor to the end of the screen: the cursor is never above the output's own lines); and
+//    showing or hiding the cursor (CSI ? 25 h/l). Dropped, notably: CUU and CPL (up), CUP/HVP and VPA (anywhere),
+//    ED 1/2/3 (the screen above, and the scrollback), scroll regions and scrolling (r S T), inserting and
+//    deleting lines, every mode (insert, newline, local echo, alternate screen, synchronized output, mouse,
+//    bracketed paste...), DECSCUSR, DECSTR, tab stop clears, and every report request (n c x and the rest).
+//  - SGR keeps: reset, bold, dim, italic, underline (with its style), blink, crossed out, overline, their
+//    resets, foreground colours (30-37, 38 in every form, 39, 90-97) and the default background (49). It loses:
+//    reverse video (7) and hidden text (8), background colours (40-47, 48, 100-107), underline colours (58),
+//    fonts and the rarer attributes. An SGR left with nothing is dropped; one whose extended colour is cut short
+//    is dropped whole.
+//  - The hidden characters of base/hidden_characters.h (zero-width, bidi controls, fillers, variation selectors,
+//    tags) are shown as "<U+200B>" (the code point in at least four upper-case hex digits) instead.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -63,6 +90,13 @@ namespace oishell {
 
 class TerminalOutputFilter {
  public:
+  // Where the output is shown (see above).
+  enum class Scope {
+    kScreen,  // on a terminal of its own (oishell's relay): full-screen programs work
+    kInline,  // in line with the agent's own lines: nothing that reaches outside the output's lines
+  };
+  explicit TerminalOutputFilter(Scope scope = Scope::kScreen) : scope_(scope) {}
+
   // The longest CSI forwarded, counted in its 7-bit form from ESC to the final byte. Real ones are a few dozen.
   static constexpr size_t kMaxCsiBytes = 256;
   // The longest OSC forwarded, counted from ESC to the end of the payload (without the terminator). Titles and
@@ -90,6 +124,7 @@ class TerminalOutputFilter {
     Kind kind;
     unsigned char code = 0;
     std::string_view text;
+    char32_t code_point = 0;  // of kText
   };
   enum class State {
     kGround,
@@ -122,6 +157,7 @@ class TerminalOutputFilter {
   // The current sequence will be read to its end and then dropped; nothing more of it is held.
   void drop();
 
+  Scope scope_;
   State state_ = State::kGround;
   std::string sequence_;    // the held sequence in 7-bit form, from ESC; empty once it is known to be dropped
   bool dropped_ = false;    // the current sequence or string is read to its end and then dropped

@@ -16,24 +16,26 @@
 namespace oishell {
 namespace {
 
+using Scope = TerminalOutputFilter::Scope;
+
 // The whole stream in one chunk.
-std::string filter(std::string_view in) {
-  TerminalOutputFilter f;
+std::string filter(std::string_view in, Scope scope = Scope::kScreen) {
+  TerminalOutputFilter f(scope);
   std::string out = f.feed(in);
   return out + f.finish();
 }
 
 // One byte per chunk.
-std::string filter_bytewise(std::string_view in) {
-  TerminalOutputFilter f;
+std::string filter_bytewise(std::string_view in, Scope scope = Scope::kScreen) {
+  TerminalOutputFilter f(scope);
   std::string out;
   for (char c : in) out += f.feed(std::string_view(&c, 1));
   return out + f.finish();
 }
 
 // Two chunks, cut at `at`.
-std::string filter_cut(std::string_view in, size_t at) {
-  TerminalOutputFilter f;
+std::string filter_cut(std::string_view in, size_t at, Scope scope = Scope::kScreen) {
+  TerminalOutputFilter f(scope);
   std::string out = f.feed(in.substr(0, at));
   out += f.feed(in.substr(at));
   return out + f.finish();
@@ -56,12 +58,12 @@ std::string show(std::string_view s) {
 }
 
 // `in` gives `expected` in one chunk, byte by byte, and cut in two at every position.
-void expect_filtered(std::string_view in, std::string_view expected) {
+void expect_filtered(std::string_view in, std::string_view expected, Scope scope = Scope::kScreen) {
   SCOPED_TRACE("input: " + show(in));
-  EXPECT_EQ(show(filter(in)), show(expected));
-  EXPECT_EQ(show(filter_bytewise(in)), show(expected));
+  EXPECT_EQ(show(filter(in, scope)), show(expected));
+  EXPECT_EQ(show(filter_bytewise(in, scope)), show(expected));
   for (size_t at = 0; at <= in.size(); ++at) {
-    ASSERT_EQ(show(filter_cut(in, at)), show(expected)) << "cut at " << at;
+    ASSERT_EQ(show(filter_cut(in, at, scope)), show(expected)) << "cut at " << at;
   }
 }
 
@@ -460,6 +462,105 @@ TEST(TerminalFilterTest, RandomBytesInRandomChunksNeverLetAForbiddenSequenceThro
   EXPECT_GT(forwarded_osc, 50);
   EXPECT_GT(forwarded_csi, 500);
   EXPECT_GT(dropped_something, 2000);
+}
+
+// ---- the inline scope: a block's output among the agent's own lines (issue 34) ----
+// Without the scope (as the agent filtered until then), every "dropped" sequence below passed as written: a block
+// set the background colour of the text and printed a fake question, redrew its own code above it, cleared the
+// scrollback, and hid a zero-width space in a path.
+
+void expect_inline(std::string_view in, std::string_view expected) { expect_filtered(in, expected, Scope::kInline); }
+void expect_inline_passes(std::string_view in) { expect_inline(in, in); }
+void expect_inline_dropped(std::string_view sequence) {
+  expect_inline("before" + std::string(sequence) + "after", "beforeafter");
+}
+
+TEST(TerminalFilterInlineTest, ColoursProgressBarsNewlinesAndTextPass) {
+  expect_inline_passes("\x1b[31mred\x1b[0m \x1b[1;32mPASSED\x1b[m plain\r\n");
+  expect_inline_passes("héllo 日本 Ελληνικά עברית 🙂👍🏽 \u00a0\n");
+  expect_inline_passes("\r[===>      ] 30%\r[======>   ] 60%\x1b[K\r\x1b[2K\x1b[1G[==========] 100%\n");
+  expect_inline_passes("\x1b[?25l\r 50%\x1b[0K\x1b[10C\x1b[3D\x1b[5G\x1b[2X\x1b[P\x1b[@\x1b[?25h\n");
+  expect_inline_passes("\x1b[38;5;130mindexed\x1b[39m \x1b[38;2;255;0;0mtrue\x1b[m \x1b[38:2::0:255:0mcolon\x1b[m");
+  expect_inline_passes("\x1b[1m\x1b[2m\x1b[3m\x1b[4m\x1b[4:3m\x1b[9m\x1b[22;23;24;29m\x1b[49m\x1b[90;97m");
+  expect_inline_passes("tab\there\bbs\abel\x1b" "D\x1b" "E\x1b[B\x1b[2E\x1b[J\x1b[0J\x1b[I\x1b[Z");
+  expect_inline_passes("\x1b(0lqqk\x1b(B \x1b)0\x0eq\x0f\x1b=\x1b>");  // character sets: the reset undoes them
+}
+
+TEST(TerminalFilterInlineTest, ColourAndPaletteOscAreDropped) {
+  // OSC 4 (palette), 10 11 12 17 19 (foreground, background, cursor, highlight colours), set or queried: a block
+  // made the text the background's colour, and no SGR reset restores a palette.
+  for (const char* osc : {"\x1b]4;7;rgb:00/00/00\a", "\x1b]10;#000000\x1b\\", "\x1b]11;#000000\a",
+                          "\x1b]11;?\a", "\x1b]12;black\a", "\x1b]17;#000\a", "\x1b]19;#000\a", "\x9d" "11;#000\x9c",
+                          "\xc2\x9d" "10;#000\xc2\x9c", "\x1b]104\a", "\x1b]110\a"}) {
+    expect_inline_dropped(osc);
+  }
+  // The neighbours around them are untouched.
+  expect_inline("\x1b[31mred\x1b]11;#ff0000\a\x1b[0m héllo 日本\n", "\x1b[31mred\x1b[0m héllo 日本\n");
+}
+
+TEST(TerminalFilterInlineTest, HyperlinksTitlesAndOtherOscAreDropped) {
+  // An unclosed hyperlink turned the agent's next question into a link.
+  expect_inline("\x1b]8;;https://attacker.example/\x1b\\click\x1b]8;;\x1b\\ me", "click me");
+  expect_inline("\x1b]8;id=1;https://x/\aopen", "open");
+  for (const char* osc : {"\x1b]0;title\a", "\x1b]1;icon\x1b\\", "\x1b]2;title\a", "\x1b]7;file://h/w\a",
+                          "\x1b]133;A\a", "\x1b]52;c;eA==\a"}) {
+    expect_inline_dropped(osc);
+  }
+}
+
+TEST(TerminalFilterInlineTest, NothingMovesAboveTheOutputOrErasesTheScreenOrScrollback) {
+  // A block redrew its own code above it as harmless code: up, absolute positions, erasing the screen above and
+  // the scrollback, scrolling, scroll regions, saved positions.
+  for (const char* seq : {"\x1b[A", "\x1b[5A", "\x1b[F", "\x1b[3F", "\x1b[H", "\x1b[1;1H", "\x1b[10;5f", "\x1b[3d",
+                          "\x1b[1J", "\x1b[2J", "\x1b[3J", "\x1b[L", "\x1b[M", "\x1b[S", "\x1b[2T", "\x1b[1;5r",
+                          "\x1b[s", "\x1b[u", "\x1b" "7", "\x1b" "8", "\x1bM", "\x1b" "c", "\x1b#8", "\x1b#3",
+                          "\x9b" "A", "\xc2\x9b" "3J", "\x1b[?6h", "\x1b[?69h", "\x1b[?45h"}) {
+    expect_inline_dropped(seq);
+  }
+  // Moves within the line and down, and erasing below the cursor, stay (the neighbours).
+  expect_inline("line\x1b[A\x1b[2K\rredrawn\x1b[B\n", "line\x1b[2K\rredrawn\x1b[B\n");
+}
+
+TEST(TerminalFilterInlineTest, EveryModeAndReportIsDroppedButTheCursorsVisibility) {
+  for (const char* seq : {"\x1b[?1049h", "\x1b[?47h", "\x1b[?1047h", "\x1b[?2026h", "\x1b[?1000h", "\x1b[?2004h",
+                          "\x1b[?5h", "\x1b[?7l", "\x1b[?1h", "\x1b[4h", "\x1b[12l", "\x1b[20h", "\x1b[3g",
+                          "\x1b" "H", "\x1b[2 q", "\x1b[!p", "\x1b[>4;2m", "\x1b[6n", "\x1b[c", "\x1b[>c",
+                          "\x1b[?u", "\x1b[>1u", "\x1b[?25;1049h", "\x1b[?7$p", "\x1b[22;0;0t", "\x1b[5i",
+                          "\x1b[b", "\x1b[x"}) {
+    expect_inline_dropped(seq);
+  }
+  expect_inline_passes("\x1b[?25lworking\x1b[?25h");
+}
+
+TEST(TerminalFilterInlineTest, SgrKeepsForegroundAttributesAndLosesReverseHiddenAndBackgrounds) {
+  // The agent's marks are reverse video (cells with a background): no output can draw one, nor hide text.
+  for (const char* sgr : {"\x1b[7m", "\x1b[8m", "\x1b[41m", "\x1b[107m", "\x1b[48;5;1m", "\x1b[48;2;0;0;0m",
+                          "\x1b[48:2::0:0:0m", "\x1b[58;5;1m", "\x1b[10m", "\x1b[7;8;41m"}) {
+    expect_inline_dropped(sgr);
+  }
+  expect_inline("\x1b[1;7;31;47mx", "\x1b[1;31mx");
+  expect_inline("\x1b[0;48;5;2;32mx", "\x1b[0;32mx");
+  expect_inline("\x1b[48;2;1;2;3;38;2;4;5;6mx", "\x1b[38;2;4;5;6mx");
+  expect_inline("\x1b[48:5:1;4:3mx", "\x1b[4:3mx");
+  // An extended colour cut short, or a parameter too long to read alike everywhere: dropped whole.
+  expect_inline_dropped("\x1b[31;38;5m");
+  expect_inline_dropped("\x1b[38;2;1;2m");
+  expect_inline_dropped("\x1b[38;9;1m");
+  expect_inline_dropped("\x1b[1;00007m");
+  expect_inline_passes("\x1b[m\x1b[;1m");
+}
+
+TEST(TerminalFilterInlineTest, HiddenCharactersAreMarked) {
+  // `cd ./build<U+200B>-cache` looked like `cd ./build-cache`.
+  expect_inline("cd ./build\u200b-cache", "cd ./build<U+200B>-cache");
+  expect_inline("a\u200c\u200d\u2060\u2064\ufeff\u00adb", "a<U+200C><U+200D><U+2060><U+2064><U+FEFF><U+00AD>b");
+  expect_inline("\u3164\u115f\uffa0\ufe0f", "<U+3164><U+115F><U+FFA0><U+FE0F>");
+  expect_inline("\U000E0041\U000E007F\U000E0100", "<U+E0041><U+E007F><U+E0100>");
+  expect_inline("deny\u202eyolla\u202c \u2066x\u2069", "deny<U+202E>yolla<U+202C> <U+2066>x<U+2069>");
+  // Their neighbours in the code point table are ordinary text.
+  expect_inline_passes("\u200a\u2010\u2027\u2030\u205f\ufe10\ufefe\U000E0080é日");
+  // The screen scope leaves them alone (a full-screen program draws them as the terminal does).
+  expect_passes("a\u200bb");
 }
 
 }  // namespace
