@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "base/hidden_characters.h"
+
 namespace oishell {
 namespace {
 
@@ -13,20 +15,19 @@ void append_byte_escape(std::string& out, unsigned char byte) {
   out.push_back(kHex[byte & 0xf]);
 }
 
-// \u{xxxx}: every code point escaped here is below U+10000, so four digits are enough.
+// \u{xxxx}: at least four digits (five for the tags and the supplementary variation selectors).
 void append_code_point_escape(std::string& out, char32_t cp) {
   out += "\\u{";
-  for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(cp >> shift) & 0xf]);
+  int shift = 20;
+  while (shift > 12 && (cp >> shift) == 0) shift -= 4;
+  for (; shift >= 0; shift -= 4) out.push_back(kHex[(cp >> shift) & 0xf]);
   out.push_back('}');
 }
 
-// The code points a terminal acts on or that reorder the text around them.
+// The code points a terminal acts on, and those it draws as nothing or that reorder the text around them.
 bool is_control_code_point(char32_t cp) {
-  return (cp >= 0x80 && cp <= 0x9f)         // C1 controls (CSI, OSC, DCS, ST, ...)
-         || cp == 0x061c                    // ARABIC LETTER MARK
-         || cp == 0x200e || cp == 0x200f    // LEFT-TO-RIGHT MARK, RIGHT-TO-LEFT MARK
-         || (cp >= 0x202a && cp <= 0x202e)  // LRE, RLE, PDF, LRO, RLO
-         || (cp >= 0x2066 && cp <= 0x2069);  // LRI, RLI, FSI, PDI
+  return (cp >= 0x80 && cp <= 0x9f)  // C1 controls (CSI, OSC, DCS, ST, ...)
+         || is_hidden_character(cp);  // bidi controls, zero-width characters, fillers, variation selectors, tags
 }
 
 // The length of the valid, shortest-form UTF-8 sequence at the start of `s` (whose first byte is >= 0x80) and its

@@ -18,8 +18,10 @@ namespace oishell {
 //  - Every byte that is not part of valid, shortest-form UTF-8 (stray continuation bytes, including the raw C1
 //    controls 0x80-0x9f; overlong forms; surrogates; code points above U+10FFFF; a sequence cut short), as \xNN,
 //    one escape per byte.
-//  - The C1 controls encoded as UTF-8 (U+0080..U+009F) and the bidi controls that reorder text (U+061C, U+200E,
-//    U+200F, U+202A..U+202E, U+2066..U+2069), as \u{xxxx} (four lowercase hex digits).
+//  - The C1 controls encoded as UTF-8 (U+0080..U+009F) and the hidden characters of base/hidden_characters.h:
+//    the bidi controls that reorder text (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), zero-width
+//    characters (U+200B, U+FEFF...), the soft hyphen, fillers, variation selectors and tags, as \u{xxxx} (at least
+//    four lowercase hex digits): `cd ./build\u{200b}-cache` is not read as `cd ./build-cache`.
 // Printable ASCII and valid UTF-8 text in any script pass byte for byte, so a plain path is printed unchanged.
 // A backslash is left alone: the escapes are for reading, not for decoding back, and a path of plain ASCII must
 // stay identical. (So "\x1b" in the output may also have been those four characters in the input; it is still

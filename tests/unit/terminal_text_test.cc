@@ -98,10 +98,32 @@ TEST(EscapeForTerminalTest, BidiControlsAreEscaped) {
   }
   // "deny" reversed to read "allow"-like text is shown with its override visible.
   EXPECT_EQ(escape_for_terminal("file\u202etxt.exe"), "file\\u{202e}txt.exe");
-  // Neighbours that are not reordering controls pass.
-  for (char32_t cp : {0x061bU, 0x061dU, 0x200dU, 0x2010U, 0x2029U, 0x202fU, 0x2065U, 0x206aU}) {
+  // Neighbours that are neither reordering controls nor hidden characters pass.
+  for (char32_t cp : {0x061bU, 0x061dU, 0x200aU, 0x2010U, 0x2027U, 0x202fU, 0x2070U}) {
     EXPECT_EQ(escape_for_terminal(utf8(cp)), utf8(cp)) << static_cast<unsigned>(cp);
   }
+}
+
+TEST(EscapeForTerminalTest, HiddenCharactersAreEscaped) {
+  // Issue 34: `cd ./build<U+200B>-cache` looked like `cd ./build-cache` in the code shown for confirmation.
+  EXPECT_EQ(escape_for_terminal("cd ./build\u200b-cache && rm -rf ./*"), "cd ./build\\u{200b}-cache && rm -rf ./*");
+  for (char32_t cp : {0x00adU, 0x034fU, 0x115fU, 0x1160U, 0x17b4U, 0x180eU, 0x200bU, 0x200cU, 0x200dU, 0x2028U,
+                      0x2029U, 0x2060U, 0x2061U, 0x2064U, 0x2065U, 0x206aU, 0x206fU, 0x3164U, 0xfe00U, 0xfe0fU,
+                      0xfeffU, 0xffa0U, 0xfff9U}) {
+    char expected[16];
+    std::snprintf(expected, sizeof expected, "a\\u{%04x}b", static_cast<unsigned>(cp));
+    EXPECT_EQ(escape_for_terminal("a" + utf8(cp) + "b"), expected) << static_cast<unsigned>(cp);
+  }
+  for (char32_t cp : {0xe0001U, 0xe0041U, 0xe007fU, 0xe0100U, 0xe01efU, 0x1bca0U, 0x1d173U}) {
+    char expected[16];
+    std::snprintf(expected, sizeof expected, "\\u{%05x}", static_cast<unsigned>(cp));
+    EXPECT_EQ(escape_for_terminal(utf8(cp)), expected) << static_cast<unsigned>(cp);
+  }
+  // Their neighbours, and text in any script, pass.
+  for (char32_t cp : {0x00acU, 0x00aeU, 0x034eU, 0x2000U, 0xfe10U, 0xfefeU, 0xe0080U, 0xe01f0U, 0x1f642U}) {
+    EXPECT_EQ(escape_for_terminal(utf8(cp)), utf8(cp)) << static_cast<unsigned>(cp);
+  }
+  EXPECT_EQ(escape_for_terminal("héllo 日本"), "héllo 日本");
 }
 
 TEST(EscapeForTerminalTest, InvalidUtf8IsEscapedByteByByte) {
