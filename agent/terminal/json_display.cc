@@ -17,6 +17,8 @@ void JsonDisplay::emit(const json& chunk) {
 void JsonDisplay::end_message() {
   if (!in_message_) return;
   in_message_ = false;
+  std::string rest = model_text_.finish();
+  if (!rest.empty()) emit({{"role", "assistant"}, {"type", "message"}, {"content", rest}});
   emit({{"role", "assistant"}, {"type", "message"}, {"end", true}});
 }
 
@@ -31,20 +33,24 @@ void JsonDisplay::message_delta(std::string_view text) {
     in_message_ = true;
     emit({{"role", "assistant"}, {"type", "message"}, {"start", true}});
   }
-  emit({{"role", "assistant"}, {"type", "message"}, {"content", std::string(text)}});
+  std::string safe = model_text_.feed(text);
+  if (!safe.empty()) emit({{"role", "assistant"}, {"type", "message"}, {"content", safe}});
 }
 
 void JsonDisplay::code_begin(const std::string& language) {
   end_message();
-  code_format_ = language.empty() ? "python" : language;
+  code_format_ = escape_for_terminal(language.empty() ? "python" : language);
   emit({{"role", "assistant"}, {"type", "code"}, {"format", code_format_}, {"start", true}});
 }
 
 void JsonDisplay::code_delta(std::string_view code) {
-  emit({{"role", "assistant"}, {"type", "code"}, {"format", code_format_}, {"content", std::string(code)}});
+  std::string safe = model_text_.feed(code);
+  if (!safe.empty()) emit({{"role", "assistant"}, {"type", "code"}, {"format", code_format_}, {"content", safe}});
 }
 
 void JsonDisplay::code_end() {
+  std::string rest = model_text_.finish();
+  if (!rest.empty()) emit({{"role", "assistant"}, {"type", "code"}, {"format", code_format_}, {"content", rest}});
   emit({{"role", "assistant"}, {"type", "code"}, {"format", code_format_}, {"end", true}});
 }
 
@@ -86,7 +92,10 @@ void JsonDisplay::console_end(const json& result) {
 
 void JsonDisplay::confirmation(const std::string& language, const std::string& code) {
   emit({{"role", "computer"}, {"type", "confirmation"}, {"format", "execution"},
-        {"content", {{"type", "code"}, {"format", language}, {"content", code}}}});
+        {"content",
+         {{"type", "code"},
+          {"format", escape_for_terminal(language)},
+          {"content", escape_for_terminal(code, /*keep_newlines=*/true)}}}});
 }
 
 void JsonDisplay::notice(NoticeLevel level, const std::string& text) {
@@ -105,7 +114,7 @@ void JsonDisplay::host_changes(const std::vector<HostChange>& changes) {
       detail["action"] = c.action;
     }
     emit({{"role", "system"}, {"type", "notice"}, {"format", "warning"},
-          {"content", "sandbox: " + describe_host_change(c)}, {"host_change", detail}});
+          {"content", escape_for_terminal("sandbox: " + describe_host_change(c))}, {"host_change", detail}});
   }
 }
 

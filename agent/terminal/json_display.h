@@ -7,8 +7,10 @@
 // or {"kind":"repo_neutralised","path","found","action"} (the supervisor's values as they came).
 //
 // Every line is ASCII (other characters as \uXXXX), so the stream itself is safe to watch on a terminal. Console
-// output passes TerminalOutputFilter as on the terminal, and notices are escaped, so a consumer that prints
-// `content` gets text that stays on the screen.
+// output passes TerminalOutputFilter as on the terminal, and the model's prose and code, the code of a
+// confirmation, notices and host changes' `content` are escaped (base/terminal_text.h: controls and hidden
+// characters shown as \xNN and \u{...}), so a consumer that prints `content` gets text that stays on the screen and
+// shows what it holds. (`host_change`'s fields are the supervisor's values as they came, for programs.)
 #include <cstdio>
 
 #include "agent/display.h"
@@ -47,6 +49,7 @@ class JsonDisplay final : public Display {
   FILE* out_;
   bool in_message_ = false;
   std::string code_format_;
+  TextEscaper model_text_;  // the model's prose and code
   ConsoleFilter console_filter_;
 };
 

@@ -1,9 +1,10 @@
 #pragma once
 // What the displays do to text they did not write themselves before it reaches the user's terminal. A block's
 // output is chosen by sandboxed code, and so, through what the model reads, can be the model's own text: output
-// passes through TerminalOutputFilter (colours and cursor movement pass; the clipboard, DCS, C1 controls and the
-// like do not), the model's prose and code through escape_for_terminal (every control shown as \xNN, so what the
-// user confirms is what they read). Pure: no I/O.
+// passes through TerminalOutputFilter in its inline scope (foreground colours and moves within the line pass;
+// nothing that moves above the output, clears the screen or the scrollback, recolours the terminal, links, draws
+// backgrounds or hides characters does), the model's prose and code through escape_for_terminal (every control and
+// hidden character shown as \xNN or \u{...}, so what the user confirms is what they read). Pure: no I/O.
 #include <string>
 #include <string_view>
 
@@ -21,7 +22,7 @@ class ConsoleFilter {
   [[nodiscard]] std::string finish_stderr() { return stderr_.finish(); }
 
  private:
-  TerminalOutputFilter stdout_, stderr_;
+  TerminalOutputFilter stdout_{TerminalOutputFilter::Scope::kInline}, stderr_{TerminalOutputFilter::Scope::kInline};
 };
 
 // escape_for_terminal(text, keep_newlines = true) over a stream cut anywhere: a UTF-8 character cut at the end of
@@ -53,25 +54,49 @@ struct OutputScan {
 inline constexpr std::string_view kResetColours = "\033[0m";
 // Written when output did anything else, before the agent asks a question or goes on after a block: the screen and
 // the input as the user left them, and the cursor on a fresh last line, so that what the agent writes next is
-// legible and the last thing on the screen, and the answer the user types is read as typed.
+// legible and the last thing on the screen, and the answer the user types is read as typed. The inline filter
+// (base/terminal_filter.h) already keeps most of these from passing; the reset covers every mode and colour a
+// terminal keeps, so that it holds whatever passed (and should the filter let more pass one day).
 inline constexpr std::string_view kResetTerminal =
-    "\033[?1049l"  // the normal screen (leaves an alternate screen a block switched to)
+    "\033[?2026l"  // synchronized output ended (the terminal would show nothing more until it is)
+    "\033[?1049l\033[?1047l\033[?47l"  // the normal screen (leaves an alternate screen a block switched to)
     "\033[!p"      // DECSTR soft reset: attributes, character sets, insert and origin modes, margins, cursor keys
     "\033[r"       // margins: the whole screen (where DECSTR is not known)
+    "\033[?69l"    // no left and right margins
     "\033[?6l"     // origin mode off
     "\033[?7h"     // autowrap on (DECSTR turns it off on some terminals)
+    "\033[?45l"    // no reverse wraparound (a backspace at the line's start stays on the line)
     "\033[?25h"    // cursor shown
+    "\033[0 q"     // the cursor's usual shape
     "\033[4l"      // replace mode (not insert)
+    "\033[2l"      // the keyboard unlocked (KAM)
+    "\033[12h"     // no local echo (SRM): what the user types is shown once, by the line discipline
+    "\033[20l"     // newline mode off: LF is a line feed, Enter sends CR
     "\033(B\017"   // G0 is ASCII and shifted in (no line-drawing characters for letters)
     "\033[0m"      // attributes off (no hidden text, no foreground on the same background)
+    "\033]8;;\033\\"  // no open hyperlink (the question would be its text)
+    "\033]104\033\\\033]110\033\\\033]111\033\\\033]112\033\\\033]117\033\\\033]119\033\\"  // the palette,
+                    // the default foreground, background, cursor and highlight colours as configured
     "\033[?5l"     // normal video
-    "\033[?1000l\033[?1002l\033[?1003l\033[?1005l\033[?1006l\033[?1015l"  // no mouse reports typed into the input
+    "\033[?9l\033[?1000l\033[?1001l\033[?1002l\033[?1003l\033[?1005l\033[?1006l\033[?1015l\033[?1016l"  // no mouse
+                    // reports typed into the input
     "\033[?1004l"  // no focus reports typed into the input
     "\033[?2004l"  // no bracketed paste (it would wrap a pasted answer in escape sequences)
     "\033[?1l\033>"  // cursor keys and keypad send what they normally send
     "\033[>4m"     // xterm's modifyOtherKeys off
     "\033[<99u"    // kitty's keyboard protocol: every pushed mode popped (keys send plain text again)
     "\033[9999B"   // the last line of the screen (a block may have moved the cursor up over earlier output)
-    "\r\n";        // and a fresh one below it
+    // Tab stops every 8 columns, as a terminal starts (TBC, then HTS at columns 9, 17, ... 505; a forward
+    // move stops at the margin), from the start of that line.
+    "\033[3g\r"
+    "\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H"
+    "\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H"
+    "\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H"
+    "\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H"
+    "\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H"
+    "\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H"
+    "\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H"
+    "\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H\033[8C\033H"
+    "\r\n";        // and a fresh line below it
 
 }  // namespace oishell::agent

@@ -12,11 +12,22 @@ constexpr const char* kRed = "\033[31m";
 constexpr const char* kYellow = "\033[33m";
 constexpr const char* kBoldYellow = "\033[1;33m";
 constexpr const char* kReset = "\033[0m";
+// The agent's marks: reverse video, cells with a background. Block output cannot draw one (the inline filter drops
+// SGR 7 and every background colour, base/terminal_filter.h), and the model's text cannot either (escaped), so a
+// line that starts with one is the agent's.
+constexpr const char* kMarkQuestion = "\033[0;1;7m";     // bold reverse: the terminal's own colours swapped
+constexpr const char* kMarkWarning = "\033[0;1;7;33m";   // on yellow
+constexpr const char* kMarkError = "\033[0;1;7;31m";     // on red
 constexpr const char* kFrames[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
 }  // namespace
 
 TerminalDisplay::TerminalDisplay(FILE* out, bool colour, bool spinner, bool interactive, bool verbose)
-    : out_(out), colour_(colour), spinner_enabled_(spinner), interactive_(interactive), verbose_(verbose) {}
+    : out_(out),
+      colour_(colour),
+      spinner_enabled_(spinner),
+      interactive_(interactive),
+      verbose_(verbose),
+      marks_(colour || interactive) {}
 
 void TerminalDisplay::write(std::string_view s) {
   if (s.empty()) return;
@@ -25,6 +36,11 @@ void TerminalDisplay::write(std::string_view s) {
   written_ += s.size();
   at_line_start_ = scan_output(s, at_line_start_).line_start;  // escape sequences do not move it
   std::fflush(out_);
+}
+
+std::string TerminalDisplay::mark(const char* style, std::string_view label) const {
+  if (!marks_) return {};
+  return std::string(style) + " " + std::string(label) + " " + kReset + " ";
 }
 
 void TerminalDisplay::end_line() {
@@ -175,8 +191,12 @@ void TerminalDisplay::notice(NoticeLevel level, const std::string& text) {
   end_line();
   std::string safe = escape_for_terminal(text, /*keep_newlines=*/true);
   const char* colour = level == NoticeLevel::error ? kRed : level == NoticeLevel::warning ? kYellow : kDim;
-  if (colour_) write(std::string(colour) + safe + kReset + "\n");
-  else write(safe + "\n");
+  // Warnings and errors carry the agent's mark, so that a block's output cannot print one that looks the same.
+  std::string marked = level == NoticeLevel::error     ? mark(kMarkError, "!")
+                       : level == NoticeLevel::warning ? mark(kMarkWarning, "!")
+                                                       : "";
+  if (colour_) write(marked + colour + safe + kReset + "\n");
+  else write(marked + safe + "\n");
 }
 
 void TerminalDisplay::host_changes(const std::vector<HostChange>& changes) {
@@ -186,8 +206,8 @@ void TerminalDisplay::host_changes(const std::vector<HostChange>& changes) {
   bool left_as_they_are = false;
   for (const HostChange& c : changes) {
     std::string line = "sandbox: " + describe_host_change(c);
-    if (colour_) write(std::string(kBoldYellow) + "⚠ " + line + kReset + "\n");
-    else write("WARNING: " + line + "\n");
+    if (colour_) write(mark(kMarkWarning, "⚠") + kBoldYellow + line + kReset + "\n");
+    else write(mark(kMarkWarning, "⚠") + "WARNING: " + line + "\n");
     left_as_they_are = left_as_they_are || c.kind == HostChange::Kind::protected_path;
   }
   if (left_as_they_are) {
@@ -210,6 +230,10 @@ void TerminalDisplay::before_question() {
   // The block above has been asked about: a later question (the next call's, after a block whose output was empty)
   // draws its own code again.
   written_at_block_end_ = SIZE_MAX;
+  // The question follows on this line (UserInput::ask writes it), after the agent's mark. Written as it is: the
+  // user's answer and its Enter end the line, so the line start stays as end_line() left it.
+  std::string marked = mark(kMarkQuestion, "? oishell");
+  std::fwrite(marked.data(), 1, marked.size(), out_);
   std::fflush(out_);
 }
 

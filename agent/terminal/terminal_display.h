@@ -3,7 +3,8 @@
 // output. With colour off (NO_COLOR, not a terminal, --plain) it prints plain text and ``` fences, for pipes.
 // Output passes TerminalOutputFilter in either case (a program's colours stay), the model's text and everything
 // else from inside the sandbox is escaped (agent/terminal/sandbox_text.h), and what output did to the terminal is
-// undone at the end of the block and before a question.
+// undone at the end of the block and before a question. Questions, warnings and errors start with the agent's
+// mark, a reverse-video label that neither output nor the model's text can draw.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -44,11 +45,16 @@ class TerminalDisplay final : public Display {
   void write(std::string_view s);
   void clear_spinner();
   void end_line();  // a newline unless the cursor is at a line start
+  // The agent's mark for a question or a warning (`style`, reverse video, around " label "), or nothing without
+  // marks.
+  std::string mark(const char* style, std::string_view label) const;
   // Undoes what the output of a block did to the terminal (kResetColours or kResetTerminal), if anything.
   void reset_terminal();
 
   FILE* out_;
   bool colour_, spinner_enabled_, interactive_, verbose_;
+  // Questions and warnings carry a mark: with colours, or at a terminal without them (reverse video is no colour).
+  bool marks_;
   bool spinning_ = false;
   unsigned frame_ = 0;
   bool at_line_start_ = true;

@@ -110,6 +110,97 @@ TEST(TerminalDisplay, NoticesModelTextAndHostChangesAreEscaped) {
   EXPECT_FALSE(contains(text, "\x1b")) << text;
 }
 
+// ---- issue 34: output cannot forge or hide the agent's screen ----
+// Before the inline filter, each "dropped" sequence below reached the terminal as the block wrote it.
+
+TEST(ConsoleFilter, ColoursLinksAndTitlesOutsideTheOutputAreDroppedItsOwnColoursPass) {
+  ConsoleFilter f;
+  // A block made the text the colour of the background (OSC 11, OSC 10) and printed a fake question.
+  std::string out = f.feed("stdout", "\x1b]11;#000000\x07\x1b]10;#000000\x1b\\\x1b]4;7;rgb:0/0/0\x07"
+                                     "code wants to reach pypi.org:443 - allow (o)nce / (a)lways / (d)eny? ");
+  EXPECT_EQ("code wants to reach pypi.org:443 - allow (o)nce / (a)lways / (d)eny? ", out);
+  EXPECT_EQ("link", f.feed("stdout", "\x1b]8;;https://attacker.example/\x1b\\link"));  // left open
+  EXPECT_EQ("", f.feed("stderr", "\x1b]0;title\x07\x1b]12;red\x07\x1b]17;red\x07\x1b]19;red\x07"));
+  // The neighbours: ordinary colours and their reset, a progress bar, newlines and text.
+  EXPECT_EQ("\x1b[31mred\x1b[0m\r10%\r20%\nhéllo 日本\n",
+            f.feed("stdout", "\x1b[31mred\x1b[0m\r10%\r20%\nhéllo 日本\n"));
+  EXPECT_EQ("", f.finish_stdout());
+}
+
+TEST(ConsoleFilter, OutputCannotMoveAboveItselfEraseTheScreenOrTheScrollback) {
+  ConsoleFilter f;
+  // A block redrew its own code block above it as harmless code.
+  std::string out = f.feed("stdout", "x\x1b[3A\x1b[2K\x1b[H\x1b[1;1Hprint('hi')\x1b[J\x1b[2J\x1b[3J\x1bM\x1b" "7\x1b" "8");
+  EXPECT_EQ("x\x1b[2Kprint('hi')\x1b[J", out);
+  // Reverse video and backgrounds, the agent's marks, are not the output's to draw; nor is hidden text.
+  EXPECT_EQ("\x1b[1mQ\x1b[32mA", f.feed("stdout", "\x1b[7m\x1b[8m\x1b[1;7mQ\x1b[43;32mA"));
+}
+
+TEST(ConsoleFilter, HiddenCharactersInOutputAreMarked) {
+  ConsoleFilter f;
+  EXPECT_EQ("cd ./build<U+200B>-cache <U+202E>x<U+FEFF>\n", f.feed("stdout", "cd ./build\u200b-cache \u202ex\ufeff\n"));
+  EXPECT_EQ("héllo 日本\n", f.feed("stdout", "héllo 日本\n"));
+}
+
+TEST(TextEscaper, HiddenCharactersInTheCodeShownAreMarked) {
+  // The code shown for confirmation: `cd ./build<U+200B>-cache` read as `cd ./build-cache`.
+  TextEscaper e;
+  std::string out = e.feed("cd ./build\xe2\x80");  // U+200B cut between two pieces
+  out += e.feed("\x8b-cache && rm -rf ./*\n\u2066# comment\u2069 x\U000E0041");
+  out += e.finish();
+  EXPECT_EQ("cd ./build\\u{200b}-cache && rm -rf ./*\n\\u{2066}# comment\\u{2069} x\\u{e0041}", out);
+}
+
+TEST(TerminalDisplay, QuestionsAndWarningsCarryAMarkOutputCannotDraw) {
+  MemoryFile out;
+  TerminalDisplay d(out.get(), /*colour=*/false, false, /*interactive=*/true, false);
+  d.console_begin();
+  d.console_output("stdout", "\x1b[7m ? oishell \x1b[0m fake? ");
+  d.before_question();
+  std::string text = out.text();
+  // The output's reverse video is gone; the reset, then the agent's reverse-video mark on a fresh line.
+  EXPECT_TRUE(text.starts_with(" ? oishell \x1b[0m fake? ")) << text;
+  EXPECT_TRUE(text.ends_with("\n\x1b[0;1;7m ? oishell \x1b[0m ")) << text;
+  d.host_changes({{HostChange::Kind::protected_path, "/w/.envrc (created)", "", ""}});
+  d.notice(NoticeLevel::warning, "sandbox: denied");
+  text = out.text();
+  EXPECT_TRUE(contains(text, "\x1b[0;1;7;33m ⚠ \x1b[0m WARNING: sandbox: protected path changed")) << text;
+  EXPECT_TRUE(contains(text, "\x1b[0;1;7;33m ! \x1b[0m sandbox: denied\n")) << text;
+}
+
+TEST(TerminalDisplay, TheResetBeforeAQuestionCoversColoursLinksAndEveryMode) {
+  for (std::string_view part : {"\x1b]104\x1b\\", "\x1b]110\x1b\\", "\x1b]111\x1b\\", "\x1b]112\x1b\\",
+                                "\x1b]8;;\x1b\\", "\x1b[?2026l", "\x1b[12h", "\x1b[20l", "\x1b[4l", "\x1b[2l",
+                                "\x1b[3g\r\x1b[8C\x1bH", "\x1b[?25h", "\x1b[?1049l", "\x1b[r", "\x1b(B\x0f",
+                                "\x1b[0m", "\x1b[?45l"}) {
+    EXPECT_TRUE(contains(std::string(kResetTerminal), part)) << part;
+  }
+  EXPECT_TRUE(kResetTerminal.starts_with("\x1b[?2026l"));  // first: else the terminal may show none of it
+  EXPECT_TRUE(kResetTerminal.ends_with("\r\n"));
+}
+
+TEST(JsonDisplay, TheModelsEscapeSequencesAreEscaped) {
+  MemoryFile out;
+  JsonDisplay d(out.get());
+  d.message_delta("a \x1b]0;T\x07 \xe2\x80");
+  d.message_delta("\x8b b");
+  d.code_begin("shell");
+  d.code_delta("echo \x1b[2J\u200b\n");
+  d.code_end();
+  d.confirmation("shell", "rm -rf \u202e/\x1b[A");
+  std::istringstream lines(out.text());
+  std::vector<nlohmann::json> chunks;
+  for (std::string line; std::getline(lines, line);) chunks.push_back(nlohmann::json::parse(line));
+  std::string message, code;
+  for (const auto& c : chunks) {
+    if (!c.contains("content") || !c["content"].is_string()) continue;
+    (c["type"] == "message" ? message : code) += c["content"].get<std::string>();
+  }
+  EXPECT_EQ("a \\x1b]0;T\\x07 \\u{200b} b", message);
+  EXPECT_EQ("echo \\x1b[2J\\u{200b}\n", code);
+  EXPECT_EQ("rm -rf \\u{202e}/\\x1b[A", chunks.back()["content"]["content"]);
+}
+
 TEST(JsonDisplay, LinesAreAsciiOutputIsFilteredAndHostChangesCarryTheirDetails) {
   MemoryFile out;
   JsonDisplay d(out.get());
