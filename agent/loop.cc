@@ -433,7 +433,10 @@ TurnEnd Agent::respond(const std::string& user_text) {
   int turns = 0;
   while (true) {
     TurnEnd end = run_turns(&turns);
-    if (end != TurnEnd::done || !parts_.config.loop || loop_should_stop()) return end;
+    if (end != TurnEnd::done || !parts_.config.loop || loop_should_stop()) {
+      end_turn();
+      return end;
+    }
     const std::string& next = parts_.config.loop_message.empty() ? std::string(kDefaultLoopMessage)
                                                                  : parts_.config.loop_message;
     d.notice(NoticeLevel::info, "--loop: the model has not said the task is over; sending it on.");

@@ -94,6 +94,11 @@ class Agent {
   // --loop: the model's last message says one of the loop breakers.
   bool loop_should_stop() const;
   void show_host_changes(const std::vector<HostChange>& changes);
+  // The user's answers to network questions during a block, shown again after it (agent/run_block.cc).
+  void show_answers(const std::vector<std::string>& answers);
+  // After the model's last turn for a message: the session's host changes again, if a block ran after one was
+  // last shown.
+  void end_turn();
 
   AgentParts parts_;
   std::vector<Message> messages_;
@@ -101,7 +106,7 @@ class Agent {
   std::vector<Message> block_images_;  // the last block's images ({"role": "computer", "type": "image", ...})
   bool save_warned_ = false;
   std::vector<HostChange> host_changes_shown_;  // this session's, in the order shown
-  bool warnings_may_be_hidden_ = false;         // a block ran after one was shown
+  bool warnings_may_be_hidden_ = false;         // a block ran after they were last shown
   std::vector<nlohmann::json> session_denials_;
 };
 

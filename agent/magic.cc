@@ -64,6 +64,7 @@ void learn_policy(Agent& agent) {
   bool interrupted = false;
   std::optional<std::string> answer;
   if (agent.input().can_ask()) {
+    d.before_question();  // the terminal as the user left it, and the agent's mark before the question
     answer = agent.input().ask("Apply them for this session? The sandbox restarts (the executors' state is lost). "
                                "[y/N] ", &interrupted);
   }

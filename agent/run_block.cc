@@ -68,13 +68,25 @@ class SandboxObserver : public ExecObserver {
       bool interrupted = false;
       display_.before_question();
       auto answer = input_.ask("code wants to reach " + dest + " — allow (o)nce / (a)lways / (d)eny? ", &interrupted);
-      if (!answer || interrupted) return AskDecision::deny;
-      std::string a = *answer;
-      if (a == "o" || a == "once" || a == "y" || a == "yes") return AskDecision::allow_once;
-      if (a == "a" || a == "always") return AskDecision::allow_always;
-      if (a == "d" || a == "deny" || a == "n" || a == "no" || a.empty()) return AskDecision::deny;
+      AskDecision decision = AskDecision::deny;
+      if (answer && !interrupted) {
+        const std::string& a = *answer;
+        if (a == "o" || a == "once" || a == "y" || a == "yes") {
+          decision = AskDecision::allow_once;
+        } else if (a == "a" || a == "always") {
+          decision = AskDecision::allow_always;
+        } else if (!(a == "d" || a == "deny" || a == "n" || a == "no" || a.empty())) {
+          continue;
+        }
+      }
+      answers_.push_back(describe_answer(dest, decision));
+      return decision;
     }
   }
+
+  // What the user answered to the network questions so far, in words, to be shown again where nothing from the
+  // sandbox can follow them: a block's output around the question may have imitated or hidden it.
+  std::vector<std::string> take_answers() { return std::exchange(answers_, {}); }
 
   // The host changes reported so far, to be shown where nothing from the sandbox can follow them on the screen.
   std::vector<HostChange> take_host_changes() { return std::exchange(host_changes_, {}); }
@@ -83,9 +95,22 @@ class SandboxObserver : public ExecObserver {
   Display& display_;
 
  private:
+  static std::string describe_answer(const std::string& dest, AskDecision decision) {
+    switch (decision) {
+      case AskDecision::allow_once:
+        return "network: you allowed " + dest + " once";
+      case AskDecision::allow_always:
+        return "network: you allowed " + dest + " for the rest of this session";
+      case AskDecision::deny:
+        break;
+    }
+    return "network: you denied " + dest;
+  }
+
   UserInput& input_;
   bool may_ask_;
   std::vector<HostChange> host_changes_;
+  std::vector<std::string> answers_;
 };
 
 class BlockObserver final : public SandboxObserver {
@@ -119,6 +144,20 @@ void Agent::show_host_changes(const std::vector<HostChange>& changes) {
   host_changes_shown_.insert(host_changes_shown_.end(), changes.begin(), changes.end());
 }
 
+void Agent::show_answers(const std::vector<std::string>& answers) {
+  for (const std::string& a : answers) {
+    parts_.display->notice(a.starts_with("network: you denied") ? NoticeLevel::info : NoticeLevel::warning, a);
+  }
+}
+
+void Agent::end_turn() {
+  // The warnings shown before a later block ran may have scrolled away under its output: once more, below
+  // everything the turn printed, and not again (at the next turn's end or the session's) unless a block runs after.
+  if (!warnings_may_be_hidden_) return;
+  parts_.display->host_changes_summary(host_changes_shown_);
+  warnings_may_be_hidden_ = false;
+}
+
 std::string Agent::run_block(const std::string& language, const std::string& code, const std::string&,
                              bool* stop_turn) {
   *stop_turn = false;
@@ -127,7 +166,7 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
   OutputTail tail(max_output);
   block_images_.clear();
   BlockObserver observer(d, *parts_.input, tail, block_images_);
-  if (!host_changes_shown_.empty()) warnings_may_be_hidden_ = true;  // this block's output may clear the screen
+  if (!host_changes_shown_.empty()) warnings_may_be_hidden_ = true;  // this block's output may scroll them away
   d.console_begin();
   std::string run_language = language, run_code = code;
   if (language == kComputerLanguage) {  // an action: carried out by the python executor's `computer`
@@ -157,6 +196,7 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
   auto result = parts_.executor->exec(run_language, run_code, observer);
   if (!result) {
     d.console_end({{"status", "error"}, {"exit_code", -1}});
+    show_answers(observer.take_answers());
     show_host_changes(observer.take_host_changes());
     d.notice(NoticeLevel::error, result.status().message());
     return tail.tail() + "\n[the code could not be run: " + result.status().message() + "]";
@@ -167,7 +207,8 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
     if (std::string hint = html_open_hint(tail.tail()); !hint.empty())
       d.notice(NoticeLevel::info, escape_for_terminal(hint));
   }
-  // After the output and its box: nothing the block wrote can cover the warning.
+  // After the output and its box: nothing the block wrote can cover the answers and the warnings.
+  show_answers(observer.take_answers());
   show_host_changes(observer.take_host_changes());
   if (result->user_interrupts >= 2) *stop_turn = true;
   return format_feedback(tail, *result, max_output);
@@ -176,6 +217,7 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
 void Agent::poll_sandbox() {
   SandboxObserver observer(*parts_.display, *parts_.input, /*may_ask=*/true);
   parts_.executor->poll(observer);
+  show_answers(observer.take_answers());
   show_host_changes(observer.take_host_changes());
 }
 

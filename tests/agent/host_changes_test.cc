@@ -91,6 +91,23 @@ TEST_F(HostChangesE2E, AProtectedPathAndAPlantedRepositoryReachTheUserAndTheMode
   EXPECT_NE(std::string::npos, fed.find("core.fsmonitor")) << fed;
 }
 
+TEST_F(HostChangesE2E, AWarningIsRepeatedAfterTheTurnWhenALaterBlockRanAfterIt) {
+  // Issue 34: a later block's output can scroll a warning away: once the model's turn is over it is shown again,
+  // below everything the turn printed, and not once more at the session's end (no block ran since). A turn whose
+  // last block made the change does not repeat it (the neighbour, the test above).
+  ScriptedServer server(json::array({tool("shell", "touch .envrc"), tool("shell", "echo LATER-OUTPUT"),
+                                     say("Done.")}));
+  RunResult r = run(server, {"plant"});
+  EXPECT_EQ(0, r.exit_code) << r.out << r.err;
+  const std::string warning =
+      "WARNING: sandbox: protected path changed during the run: " + workspace_.path() + "/.envrc (created)";
+  EXPECT_EQ(2u, count(r.out, warning)) << r.out;
+  size_t later = r.out.find("LATER-OUTPUT\n"), again = r.out.find("During this session the sandbox reported:");
+  ASSERT_NE(std::string::npos, again) << r.out;
+  EXPECT_LT(later, again) << r.out;
+  EXPECT_LT(again, r.out.rfind(warning)) << r.out;
+}
+
 TEST_F(HostChangesE2E, InJsonModeAHostChangeIsAWarningWithItsDetails) {
   ScriptedServer server(json::array({tool("shell", "touch .envrc"), say("Done.")}));
   RunResult r = run(server, {"--json", "plant"});

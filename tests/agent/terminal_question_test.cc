@@ -142,5 +142,43 @@ TEST_F(TerminalQuestions, TheQuestionAboutAnOrdinaryCallHasItsCodeRightAboveIt) 
   EXPECT_LT(question - code, 200u) << json(r.out).dump();  // the block's end and the question's line between
 }
 
+TEST_F(TerminalQuestions, OutputCannotRecolourTheTerminalOrImitateTheQuestionsMark) {
+  // Issue 34: the block sets the terminal's background and foreground colours to black (OSC 11, OSC 10), prints a
+  // fake question with a copy of the agent's mark for another host, and then reaches an unlisted host. Before the
+  // fix the colours passed, the real question was invisible and `a` granted the attacker's host.
+  ScriptedServer server(json::array(
+      {tool("python",
+            "import sys, urllib.request\n"
+            "sys.stdout.write('\\x1b]11;#000000\\x07\\x1b]10;#000000\\x1b\\\\\\x1b[0;1;7m ? oishell \\x1b[0m '\n"
+            "                 'code wants to ' 'reach pypi.org:443 ' + '\\u2014 allow? ')\n"
+            "sys.stdout.flush()\n"
+            "try:\n    urllib.request.urlopen('http://unlisted.oishell-test.invalid/', timeout=10)\n"
+            "except Exception as e:\n    print('failed:', e)"),
+       say("Denied.")}));
+  const std::string question = "code wants to reach unlisted.oishell-test.invalid:80";
+  RunResult r = run(server, "fetch", "", question, "d\n");
+  EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
+  // No colour change reached the terminal; the fake's text did, without its reverse video.
+  EXPECT_EQ(std::string::npos, r.out.find("\x1b]11;")) << json(r.out).dump();
+  EXPECT_EQ(std::string::npos, r.out.find("\x1b]10;")) << json(r.out).dump();
+  size_t fake = r.out.find("code wants to reach pypi.org:443");
+  ASSERT_NE(std::string::npos, fake) << json(r.out).dump();
+  // The agent's mark (reverse video, which output cannot draw) stands right before the real question, and only
+  // there: the fake's copy of it lost its reverse video.
+  const std::string mark = "\x1b[0;1;7m ? oishell \x1b[0m ";
+  size_t marked = r.out.find(mark + question);
+  ASSERT_NE(std::string::npos, marked) << json(r.out).dump();
+  EXPECT_LT(fake, marked);
+  EXPECT_EQ(marked, r.out.find(mark)) << json(r.out).dump();
+  // Only the output's attributes were left to undo, and they were, before the question.
+  size_t reset = r.out.find(std::string(kResetColours) + "\r\n", fake);
+  EXPECT_LT(reset, marked) << json(r.out).dump();
+  // After the block, what the user answered is said again, where the block's output cannot follow it.
+  size_t told = r.out.find("network: you denied unlisted.oishell-test.invalid:80", marked);
+  EXPECT_NE(std::string::npos, told) << json(r.out).dump();
+  std::string fed = last_tool_output(server.requests().at(1)["body"]);
+  EXPECT_NE(std::string::npos, fed.find("failed: HTTP Error 403")) << fed;
+}
+
 }  // namespace
 }  // namespace oishell::agent::test
