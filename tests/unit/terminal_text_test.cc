@@ -17,13 +17,17 @@ std::string byte_escape(unsigned char c) {
   return buf;
 }
 
-// The UTF-8 encoding of a code point below U+0800 or U+10000.
+// The UTF-8 encoding of a code point from U+0080.
 std::string utf8(char32_t cp) {
   std::string s;
   if (cp < 0x800) {
     s.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-  } else {
+  } else if (cp < 0x10000) {
     s.push_back(static_cast<char>(0xe0 | (cp >> 12)));
+    s.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+  } else {
+    s.push_back(static_cast<char>(0xf0 | (cp >> 18)));
+    s.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
     s.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
   }
   s.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
@@ -43,8 +47,8 @@ TEST(EscapeForTerminalTest, PlainAsciiPathsPassByteForByte) {
 
 TEST(EscapeForTerminalTest, ValidUtf8InAnyScriptPasses) {
   for (const std::string text : {"café naïve", "日本語のファイル.txt", "Ελληνικά", "Русский", "עברית", "العربية",
-                                 "हिन्दी", "한국어", "emoji 🙂👍🏽 and ZWJ 👩‍💻", "\u00a0nbsp \u00ad soft hyphen",
-                                 "\u061b arabic semicolon, \u202f narrow nbsp, \u206a deprecated, \u200d zwj",
+                                 "हिन्दी", "한국어", "emoji 🙂👍🏽", "\u00a0nbsp",
+                                 "\u061b arabic semicolon, \u202f narrow nbsp",
                                  "max \U0010FFFD and \uFFFD"}) {
     EXPECT_EQ(escape_for_terminal(text), text) << text;
   }
@@ -124,6 +128,8 @@ TEST(EscapeForTerminalTest, HiddenCharactersAreEscaped) {
     EXPECT_EQ(escape_for_terminal(utf8(cp)), utf8(cp)) << static_cast<unsigned>(cp);
   }
   EXPECT_EQ(escape_for_terminal("héllo 日本"), "héllo 日本");
+  // The price: an emoji sequence's joiner is shown too (issue 34 chose never to let a hidden one through).
+  EXPECT_EQ(escape_for_terminal("ZWJ 👩\u200d💻"), "ZWJ 👩\\u{200d}💻");
 }
 
 TEST(EscapeForTerminalTest, InvalidUtf8IsEscapedByteByByte) {
