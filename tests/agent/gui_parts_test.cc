@@ -14,6 +14,7 @@
 #include "agent/gui/gui_input.h"
 #include "agent/gui/page_inbox.h"
 #include "agent/user_input.h"
+#include "base/terminal_filter.h"
 #include "base/unique_fd.h"
 #include "tests/agent/e2e_util.h"
 
@@ -133,6 +134,50 @@ TEST(Questions, TheAgentsQuestionsBecomeButtons) {
   EXPECT_EQ("Code in the sandbox wants to reach api.example:443. Allow it?", question_for_page(net));
   EXPECT_TRUE(question_options("What is your name? ").empty());  // answered in words
   EXPECT_EQ("What is your name? ", question_for_page("What is your name? "));
+}
+
+TEST(PageScript, HiddenCharactersAreMarkedAsOnTheTerminal) {
+  // Issue 34: the page showed bidi controls and zero-width characters as they are (a call shown inside a docstring
+  // ran). The page's visible() (agent/gui/page/app.js), run by node, marks the same characters as a block's output
+  // on the terminal (TerminalOutputFilter's inline scope): every range's ends and their neighbours.
+  if (::access("/usr/bin/node", X_OK) != 0) GTEST_SKIP() << "node is not installed: the page's script is not run";
+  std::string text;
+  for (char32_t cp : {0x00acU, 0x00adU, 0x00aeU, 0x034fU, 0x061cU, 0x115fU, 0x1160U, 0x17b4U, 0x17b5U, 0x180bU,
+                      0x180fU, 0x200aU, 0x200bU, 0x200fU, 0x2010U, 0x2027U, 0x2028U, 0x202eU, 0x202fU, 0x205fU,
+                      0x2060U, 0x206fU, 0x2070U, 0x3164U, 0xfdffU, 0xfe00U, 0xfe0fU, 0xfe10U, 0xfeffU, 0xffa0U,
+                      0xfff9U, 0xfffbU, 0x1bca0U, 0x1bca3U, 0x1d173U, 0x1d17aU, 0xe0000U, 0xe007fU, 0xe0080U,
+                      0xe0100U, 0xe01efU, 0xe01f0U, 0x1f642U, 0x65e5U}) {
+    char32_t c = cp;
+    std::string utf8;
+    if (c < 0x800) {
+      utf8 = {static_cast<char>(0xc0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3f))};
+    } else if (c < 0x10000) {
+      utf8 = {static_cast<char>(0xe0 | (c >> 12)), static_cast<char>(0x80 | ((c >> 6) & 0x3f)),
+              static_cast<char>(0x80 | (c & 0x3f))};
+    } else {
+      utf8 = {static_cast<char>(0xf0 | (c >> 18)), static_cast<char>(0x80 | ((c >> 12) & 0x3f)),
+              static_cast<char>(0x80 | ((c >> 6) & 0x3f)), static_cast<char>(0x80 | (c & 0x3f))};
+    }
+    text += "a" + utf8 + " ";
+  }
+  text += "cd ./build\u200b-cache héllo";
+  test::TempDir home;
+  test::RunOptions o;
+  o.program = "/usr/bin/node";
+  o.args = {"-e",
+            "const src = require('fs').readFileSync(process.env.APP_JS, 'utf8');\n"
+            "const m = src.match(/const HIDDEN = .*;\\nfunction visible[^]*?\\n}\\n/);\n"
+            "eval(m[0]);\n"
+            "process.stdout.write(visible(process.env.TEXT));\n"};
+  o.env = {{"APP_JS", std::string(OISHELL_SOURCE_DIR) + "/agent/gui/page/app.js"}, {"TEXT", text}};
+  o.home = home.path();
+  o.cwd = home.path();
+  test::RunResult r = test::run_interpreter(o);
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  TerminalOutputFilter terminal(TerminalOutputFilter::Scope::kInline);
+  std::string expected = terminal.feed(text) + terminal.finish();
+  EXPECT_NE(std::string::npos, expected.find("cd ./build<U+200B>-cache héllo")) << expected;
+  EXPECT_EQ(expected, r.out);
 }
 
 TEST(LineReaderWake, AnotherSourceEndsTheReadAndDataStillComesFirst) {

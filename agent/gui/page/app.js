@@ -29,6 +29,15 @@ function escapeHtml(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 }
 
+// Characters drawn as nothing, or that reorder the text around them (base/hidden_characters.h): zero-width ones,
+// bidi controls, fillers, variation selectors, tags. Shown as "<U+200B>" in the code, the output, the model's text,
+// notices and questions, as on the terminal: `cd ./build<U+200B>-cache` read as `cd ./build-cache`, and bidi
+// controls showed a call inside a docstring that ran (issue 34).
+const HIDDEN = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+function visible(s) {
+  return String(s).replace(HIDDEN, (c) => '<U+' + c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0') + '>');
+}
+
 // Terminal control sequences in a block's output are not text: dropped (colours, cursor moves, titles).
 function stripTerminal(s) {
   return s.replace(/\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, '')
@@ -38,6 +47,7 @@ function stripTerminal(s) {
 }
 
 function highlighted(code, language) {
+  code = visible(code);
   if (window.hljs) {
     try {
       if (language && hljs.getLanguage(language)) return hljs.highlight(language, code, true).value;
@@ -62,6 +72,7 @@ if (window.marked) {
 }
 
 function markdown(text) {
+  text = visible(text);
   if (!window.marked) return escapeHtml(text).replace(/\n/g, '<br>');
   try { return marked.parse(text); } catch (e) { return escapeHtml(text); }
 }
@@ -117,7 +128,7 @@ function showCode(b) {
 
 function appendOutput(b, text) {
   const stick = b.output.scrollHeight - b.output.scrollTop - b.output.clientHeight < 40;
-  b.output.appendChild(document.createTextNode(stripTerminal(text)));
+  b.output.appendChild(document.createTextNode(visible(stripTerminal(text))));
   if (stick) b.output.scrollTop = b.output.scrollHeight;
   if (atBottom()) conv.scrollTop = conv.scrollHeight;
 }
@@ -141,7 +152,7 @@ function diffView(text) {
     else if (line.startsWith('+')) cls = 'add';
     else if (line.startsWith('-')) cls = 'del';
     else if (line.startsWith('@@')) cls = 'hunk';
-    const span = el('span', cls, line + '\n');
+    const span = el('span', cls, visible(line) + '\n');
     pre.appendChild(span);
   }
   return pre;
@@ -154,7 +165,7 @@ function showChanges(b, ev) {
     (ev.incomplete ? ' (not all compared: ' + ev.incomplete + ')' : '')));
   for (const f of ev.files) {
     const file = box.appendChild(el('div', 'file'));
-    file.appendChild(el('div', '', f.summary));
+    file.appendChild(el('div', '', visible(f.summary)));
     if (f.diff && !f.binary && !f.too_large) file.appendChild(diffView(f.diff));
   }
   b.root.appendChild(box);
@@ -162,7 +173,7 @@ function showChanges(b, ev) {
 
 function notice(level, text) {
   endAssistant();
-  add(el('div', 'notice ' + level, text));
+  add(el('div', 'notice ' + level, visible(text)));
 }
 
 function showAsk(ev) {
@@ -170,7 +181,7 @@ function showAsk(ev) {
   const card = add(el('div', 'ask'));
   card.dataset.ask = ev.id;
   card.options = ev.options;
-  card.appendChild(el('div', 'question', ev.question.trim()));
+  card.appendChild(el('div', 'question', visible(ev.question.trim())));
   const controls = card.appendChild(el('div', 'controls'));
   const send = (answer) => {
     for (const b of controls.querySelectorAll('button, input')) b.disabled = true;
@@ -212,7 +223,7 @@ function setBusy(busy) {
 function denial(event) {
   const name = event.event || 'denied';
   const what = event.host ? event.host + (event.port ? ':' + event.port : '') : (event.path || event.syscall || event.message || '');
-  const item = el('li', '', name + (what ? ': ' + what : '') + (event.reason ? ' (' + event.reason + ')' : ''));
+  const item = el('li', '', visible(name + (what ? ': ' + what : '') + (event.reason ? ' (' + event.reason + ')' : '')));
   $('denials').prepend(item);
   $('denied-count').textContent = String(++state.denied);
 }
@@ -269,7 +280,7 @@ const handlers = {
   code_delta: (ev) => {
     const b = block(ev.block);
     b.code += ev.text;
-    b.codeEl.textContent = b.code;
+    b.codeEl.textContent = visible(b.code);
   },
   code_end: (ev) => showCode(block(ev.block)),
   answer_end: () => endAssistant(),
@@ -302,7 +313,7 @@ const handlers = {
   notice: (ev) => notice(ev.level, ev.text),
   host_changes: (ev) => {
     for (const c of ev.changes) {
-      add(el('div', 'host-change', 'sandbox: ' + c.path + (c.found ? ' — ' + c.found : '') + (c.action ? ' (' + c.action + ')' : '')));
+      add(el('div', 'host-change', visible('sandbox: ' + c.path + (c.found ? ' — ' + c.found : '') + (c.action ? ' (' + c.action + ')' : ''))));
     }
   },
   sandbox_event: (ev) => {
