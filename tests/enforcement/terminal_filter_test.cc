@@ -563,5 +563,98 @@ TEST(TerminalFilterInlineTest, HiddenCharactersAreMarked) {
   expect_passes("a\u200bb");
 }
 
+// What the inline scope forwarded, read as a terminal reads it: the reason it is not allowed, or "" when each
+// sequence is one the scope lets through.
+std::string inline_violation(std::string_view out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] != '\x1b') continue;
+    if (i + 1 >= out.size()) return "a lone ESC at the end";
+    const char next = out[i + 1];
+    if (next == ']' || next == 'P' || next == '_' || next == '^' || next == 'X') return "a control string";
+    if (next != '[') {
+      size_t j = i + 1;
+      while (j < out.size() && out[j] >= 0x20 && out[j] <= 0x2f) ++j;
+      if (j >= out.size()) return "a cut ESC sequence";
+      const std::string_view intermediates = out.substr(i + 1, j - i - 1);
+      if (intermediates.empty() && std::string_view("=>DENOno|}~").find(out[j]) == std::string_view::npos)
+        return "ESC " + std::string(1, out[j]);
+      if (!intermediates.empty() && std::string_view("()*+-./").find(intermediates[0]) == std::string_view::npos)
+        return "ESC " + std::string(intermediates);
+      continue;
+    }
+    size_t j = i + 2;
+    while (j < out.size() && !(out[j] >= 0x40 && out[j] <= 0x7e)) ++j;
+    if (j >= out.size()) return "a cut CSI";
+    const std::string_view params = out.substr(i + 2, j - i - 2);
+    const char final_byte = out[j];
+    if (params == "?25" && (final_byte == 'h' || final_byte == 'l')) continue;
+    if (params.find_first_not_of("0123456789;:") != std::string_view::npos) return "CSI " + std::string(params);
+    if (final_byte == 'J' && !(params.empty() || params == "0")) return "ED " + std::string(params);
+    if (std::string_view("mCDG`aBEIZKXP@J").find(final_byte) == std::string_view::npos)
+      return "CSI ... " + std::string(1, final_byte);
+    if (final_byte != 'm') continue;
+    // SGR: no reverse video, hidden text or background; an extended colour is a foreground one.
+    size_t pos = 0;
+    while (pos <= params.size()) {
+      size_t end = std::min(params.find(';', pos), params.size());
+      std::string_view field = params.substr(pos, end - pos);
+      std::string_view head = field.substr(0, field.find(':'));
+      pos = end + 1;
+      int n = head.empty() ? 0 : std::stoi(std::string(head));
+      if (n == 7 || n == 8 || (n >= 40 && n <= 48) || (n >= 100 && n <= 107) || n == 58) return "SGR " + std::string(params);
+      if (n == 38 && head.size() == field.size()) {  // ;5;N or ;2;R;G;B: skip the colour's own numbers
+        size_t kind_end = std::min(params.find(';', pos), params.size());
+        const bool indexed = params.substr(pos, kind_end - pos) == "5";
+        for (int k = indexed ? 2 : 4; k > 0 && pos <= params.size(); --k)
+          pos = std::min(params.find(';', pos), params.size()) + 1;
+      }
+    }
+  }
+  return "";
+}
+
+TEST(TerminalFilterInlineTest, RandomBytesInRandomChunksNeverLetASequenceOutsideTheScopeThrough) {
+  std::mt19937 rng(0x1e34);
+  const std::vector<std::string> pieces = {
+      "\x1b", "\x1b]", "\x1b]11;", "\x1b]8;;", "\x1b]4;1;", "#000", "\x1b[", "\x1b[?", "\x9b", "\xc2\x9b", "\x9d",
+      "\x9c", "\a", "\x1b\\", "A", "H", "J", "3J", "2J", "K", "m", "7", "8", "41", "48;5;1", "38;2;1;2;3", "38;5",
+      ";", ":", "?25", "?1049", "h", "l", "M", "c", "r", "s", "u", "\x1b" "7", "\x1bM", "\x1b#8", "\x1b(0", "\x18",
+      "\xe2\x80\x8b", "\xe2\x80\xae", "\xef\xbb\xbf", "\xf3\xa0\x81\x81", "\xe2\x80", "\r", "\n", "é", "日"};
+  int forwarded_csi = 0, marked = 0;
+  for (int round = 0; round < 4000; ++round) {
+    std::string in;
+    const int parts = static_cast<int>(rng() % 40);
+    for (int p = 0; p < parts; ++p) {
+      if (rng() % 4 == 0) {
+        in.push_back(static_cast<char>(rng() % 256));
+      } else {
+        in += pieces[rng() % pieces.size()];
+      }
+    }
+    SCOPED_TRACE("input: " + show(in));
+    const std::string whole = filter(in, Scope::kInline);
+    TerminalOutputFilter f(Scope::kInline);
+    std::string chunked;
+    for (size_t at = 0; at < in.size();) {
+      const size_t n = std::min<size_t>(1 + rng() % 8, in.size() - at);
+      chunked += f.feed(std::string_view(in).substr(at, n));
+      at += n;
+    }
+    chunked += f.finish();
+    ASSERT_EQ(show(chunked), show(whole));
+    ASSERT_EQ("", inline_violation(whole)) << show(whole);
+    ASSERT_TRUE(valid_utf8_without_c1(whole)) << show(whole);
+    for (const char* hidden : {"\xe2\x80\x8b", "\xe2\x80\xae", "\xef\xbb\xbf", "\xf3\xa0\x81\x81"}) {
+      ASSERT_EQ(whole.find(hidden), std::string::npos) << show(whole);
+    }
+    ASSERT_EQ(show(filter(whole, Scope::kInline)), show(whole));  // what passed passes again, unchanged
+    forwarded_csi += whole.find("\x1b[") != std::string::npos;
+    marked += whole.find("<U+") != std::string::npos;
+  }
+  // The input is not so random that nothing passes (most CSI it forms are dropped).
+  EXPECT_GT(forwarded_csi, 150);
+  EXPECT_GT(marked, 500);
+}
+
 }  // namespace
 }  // namespace oishell
