@@ -67,7 +67,6 @@ inline constexpr std::string_view kResetTerminal =
     "\033[?7h"     // autowrap on (DECSTR turns it off on some terminals)
     "\033[?45l"    // no reverse wraparound (a backspace at the line's start stays on the line)
     "\033[?25h"    // cursor shown
-    "\033[0 q"     // the cursor's usual shape
     "\033[4l"      // replace mode (not insert)
     "\033[2l"      // the keyboard unlocked (KAM)
     "\033[12h"     // no local echo (SRM): what the user types is shown once, by the line discipline
