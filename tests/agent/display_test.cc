@@ -130,7 +130,8 @@ TEST(ConsoleFilter, ColoursLinksAndTitlesOutsideTheOutputAreDroppedItsOwnColours
 TEST(ConsoleFilter, OutputCannotMoveAboveItselfEraseTheScreenOrTheScrollback) {
   ConsoleFilter f;
   // A block redrew its own code block above it as harmless code.
-  std::string out = f.feed("stdout", "x\x1b[3A\x1b[2K\x1b[H\x1b[1;1Hprint('hi')\x1b[J\x1b[2J\x1b[3J\x1bM\x1b" "7\x1b" "8");
+  std::string out =
+      f.feed("stdout", "x\x1b[3A\x1b[2K\x1b[H\x1b[1;1Hprint('hi')\x1b[J\x1b[2J\x1b[3J\x1bM\x1b" "7\x1b" "8");
   EXPECT_EQ("x\x1b[2Kprint('hi')\x1b[J", out);
   // Reverse video and backgrounds, the agent's marks, are not the output's to draw; nor is hidden text.
   EXPECT_EQ("\x1b[1mQ\x1b[32mA", f.feed("stdout", "\x1b[7m\x1b[8m\x1b[1;7mQ\x1b[43;32mA"));

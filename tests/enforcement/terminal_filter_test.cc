@@ -601,7 +601,8 @@ std::string inline_violation(std::string_view out) {
       std::string_view head = field.substr(0, field.find(':'));
       pos = end + 1;
       int n = head.empty() ? 0 : std::stoi(std::string(head));
-      if (n == 7 || n == 8 || (n >= 40 && n <= 48) || (n >= 100 && n <= 107) || n == 58) return "SGR " + std::string(params);
+      if (n == 7 || n == 8 || (n >= 40 && n <= 48) || (n >= 100 && n <= 107) || n == 58)
+        return "SGR " + std::string(params);
       if (n == 38 && head.size() == field.size()) {  // ;5;N or ;2;R;G;B: skip the colour's own numbers
         size_t kind_end = std::min(params.find(';', pos), params.size());
         const bool indexed = params.substr(pos, kind_end - pos) == "5";
