@@ -149,6 +149,7 @@ TEST_F(TerminalQuestions, OutputCannotRecolourTheTerminalOrImitateTheQuestionsMa
   ScriptedServer server(json::array(
       {tool("python",
             "import sys, urllib.request\n"
+            "sys.stdout.write('\\x1b[3J\\x1b[5A\\x1b[1;1H\\x1b[2J')\n"
             "sys.stdout.write('\\x1b]11;#000000\\x07\\x1b]10;#000000\\x1b\\\\\\x1b[0;1;7m ? oishell \\x1b[0m '\n"
             "                 'code wants to ' 'reach pypi.org:443 ' + '\\u2014 allow? ')\n"
             "sys.stdout.flush()\n"
@@ -158,9 +159,11 @@ TEST_F(TerminalQuestions, OutputCannotRecolourTheTerminalOrImitateTheQuestionsMa
   const std::string question = "code wants to reach unlisted.oishell-test.invalid:80";
   RunResult r = run(server, "fetch", "", question, "d\n");
   EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
-  // No colour change reached the terminal; the fake's text did, without its reverse video.
-  EXPECT_EQ(std::string::npos, r.out.find("\x1b]11;")) << json(r.out).dump();
-  EXPECT_EQ(std::string::npos, r.out.find("\x1b]10;")) << json(r.out).dump();
+  // No colour change, move up, jump or erasure of the screen or scrollback reached the terminal; the fake's text
+  // did, without its reverse video.
+  for (const char* gone : {"\x1b]11;", "\x1b]10;", "\x1b[3J", "\x1b[5A", "\x1b[1;1H", "\x1b[2J"}) {
+    EXPECT_EQ(std::string::npos, r.out.find(gone)) << json(gone).dump() << " in " << json(r.out).dump();
+  }
   size_t fake = r.out.find("code wants to reach pypi.org:443");
   ASSERT_NE(std::string::npos, fake) << json(r.out).dump();
   // The agent's mark (reverse video, which output cannot draw) stands right before the real question, and only
@@ -178,6 +181,30 @@ TEST_F(TerminalQuestions, OutputCannotRecolourTheTerminalOrImitateTheQuestionsMa
   EXPECT_NE(std::string::npos, told) << json(r.out).dump();
   std::string fed = last_tool_output(server.requests().at(1)["body"]);
   EXPECT_NE(std::string::npos, fed.find("failed: HTTP Error 403")) << fed;
+}
+
+TEST_F(TerminalQuestions, HiddenCharactersInTheCodeToConfirmAreShown) {
+  // Issue 34: `cd ./build<U+200B>-cache && rm -rf ./*` looked like `cd ./build-cache && ...` at the question.
+  profile("auto_run: false\n");
+  ScriptedServer server(json::array({tool("shell", "cd ./build\u200b-cache && touch ran-it"), say("Not run.")}));
+  RunResult r = run(server, "clean", "", "Would you like to run this code?", "n\n");
+  EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
+  // What a person reads: the text without its colours (the highlighter colours the escape's digits).
+  std::string seen;
+  for (size_t i = 0; i < r.out.size(); ++i) {
+    if (r.out.compare(i, 2, "\x1b[") == 0) {
+      i = r.out.find_first_of("ABCDGHJKm", i + 2);
+      if (i == std::string::npos) break;
+      continue;
+    }
+    seen.push_back(r.out[i]);
+  }
+  size_t shown = seen.find("cd ./build\\u{200b}-cache && touch ran-it"), asked = seen.find("Would you like to run");
+  ASSERT_NE(std::string::npos, shown) << json(r.out).dump();
+  EXPECT_LT(shown, asked);
+  EXPECT_EQ(std::string::npos, r.out.find("\u200b")) << json(r.out).dump();  // never the character itself
+  struct stat st {};
+  EXPECT_EQ(-1, ::stat((workspace_.path() + "/ran-it").c_str(), &st));
 }
 
 }  // namespace
