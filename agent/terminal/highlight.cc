@@ -1,6 +1,7 @@
 #include "agent/terminal/highlight.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace oishell::agent {
 namespace {
@@ -10,8 +11,32 @@ constexpr const char* kKeyword = "\033[35m";  // magenta
 constexpr const char* kString = "\033[32m";   // green
 constexpr const char* kComment = "\033[90m";  // grey
 constexpr const char* kNumber = "\033[33m";   // yellow
+// An escape of escape_for_terminal (a control or a hidden character in the model's code): reverse video, which no
+// block output can draw, so that `cd ./build\u{200b}-cache` stands out as something that is not plain text.
+constexpr const char* kEscape = "\033[7m";
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// Whether `s` (from a backslash) is an escape of escape_for_terminal so far, and whether it is complete.
+enum class EscapeMatch { no, prefix, complete };
+EscapeMatch match_escape(std::string_view s) {
+  if (s.size() >= 2 && s[1] == 'x') {  // \xNN
+    for (size_t i = 2; i < s.size(); ++i) {
+      if (!hex_digit(s[i])) return EscapeMatch::no;
+    }
+    return s.size() == 4 ? EscapeMatch::complete : s.size() < 4 ? EscapeMatch::prefix : EscapeMatch::no;
+  }
+  if (s.size() >= 2 && s[1] == 'u') {  // \u{xxxx}
+    if (s.size() >= 3 && s[2] != '{') return EscapeMatch::no;
+    for (size_t i = 3; i < s.size(); ++i) {
+      if (s[i] == '}' && i == s.size() - 1 && i >= 7) return EscapeMatch::complete;  // four digits or more
+      if (!hex_digit(s[i]) || i > 8) return EscapeMatch::no;
+    }
+    return EscapeMatch::prefix;
+  }
+  return s.size() == 1 ? EscapeMatch::prefix : EscapeMatch::no;
+}
 
 }  // namespace
 
@@ -69,6 +94,17 @@ std::string Highlighter::feed(std::string_view code) {
       out.push_back(c);
       continue;
     }
+    if (!escape_.empty()) {
+      escape_.push_back(c);
+      const EscapeMatch match = match_escape(escape_);
+      if (match == EscapeMatch::complete) {
+        out += std::string(kEscape) + escape_ + kReset;
+        escape_.clear();
+      }
+      if (match != EscapeMatch::no) continue;
+      escape_.pop_back();  // not an escape: the text so far as it is, and `c` read afresh
+      out += std::exchange(escape_, {});
+    }
     if (quote_) {
       out.push_back(c);
       if (escaped_) escaped_ = false;
@@ -84,6 +120,10 @@ std::string Highlighter::feed(std::string_view code) {
       continue;
     }
     out += flush_word();
+    if (c == '\\') {
+      escape_ = "\\";
+      continue;
+    }
     if (c == '"' || c == '\'' || (c == '`' && language_ == "javascript")) {
       quote_ = c;
       out += kString;
@@ -102,7 +142,7 @@ std::string Highlighter::feed(std::string_view code) {
 }
 
 std::string Highlighter::finish() {
-  std::string out = flush_word();
+  std::string out = flush_word() + std::exchange(escape_, {});
   if (pending_slash_) out.push_back('/');
   if (comment_ || quote_) out += kReset;
   comment_ = false;

@@ -24,6 +24,7 @@ class Highlighter {
   bool escaped_ = false;
   bool comment_ = false;   // inside a line comment
   char pending_slash_ = 0; // javascript: a '/' that may start //
+  std::string escape_;     // outside strings and comments: from a backslash, what may be an escape (\xNN, \u{...})
 };
 
 }  // namespace oishell::agent

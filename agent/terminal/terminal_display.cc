@@ -19,6 +19,14 @@ constexpr const char* kMarkQuestion = "\033[0;1;7m";     // bold reverse: the te
 constexpr const char* kMarkWarning = "\033[0;1;7;33m";   // on yellow
 constexpr const char* kMarkError = "\033[0;1;7;31m";     // on red
 constexpr const char* kFrames[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
+// The rest of a styled text and what the styler still holds, in that order (the two operands of a `+` may be
+// evaluated in either order, and finish() first would put what it holds before the rest).
+template <typename Styler>
+std::string styled_to_end(Styler& styler, std::string_view rest) {
+  std::string out = styler.feed(rest);
+  return out + styler.finish();
+}
+
 }  // namespace
 
 TerminalDisplay::TerminalDisplay(FILE* out, bool colour, bool spinner, bool interactive, bool verbose)
@@ -88,7 +96,7 @@ void TerminalDisplay::message_delta(std::string_view text) {
 
 void TerminalDisplay::code_begin(const std::string& language) {
   std::string rest = model_text_.finish();
-  write(colour_ ? markdown_.feed(rest) + markdown_.finish() : rest);
+  write(colour_ ? styled_to_end(markdown_, rest) : rest);
   end_line();
   code_language_ = escape_for_terminal(language.empty() ? "python" : language);
   block_ = {language.empty() ? "python" : language, "", answering_};
@@ -109,7 +117,7 @@ void TerminalDisplay::code_delta(std::string_view code) {
 void TerminalDisplay::code_end() {
   std::string rest = model_text_.finish();
   if (highlighter_) {
-    write(highlighter_->feed(rest) + highlighter_->finish());
+    write(styled_to_end(*highlighter_, rest));
     highlighter_.reset();
   } else {
     write(rest);
@@ -122,7 +130,7 @@ void TerminalDisplay::code_end() {
 void TerminalDisplay::answer_end() {
   answering_ = false;
   std::string rest = model_text_.finish();
-  write(colour_ ? markdown_.feed(rest) + markdown_.finish() : rest);
+  write(colour_ ? styled_to_end(markdown_, rest) : rest);
   end_line();
 }
 

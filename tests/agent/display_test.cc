@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "agent/terminal/highlight.h"
 #include "agent/terminal/json_display.h"
 #include "agent/terminal/sandbox_text.h"
 #include "agent/terminal/terminal_display.h"
@@ -150,6 +151,23 @@ TEST(TextEscaper, HiddenCharactersInTheCodeShownAreMarked) {
   out += e.feed("\x8b-cache && rm -rf ./*\n\u2066# comment\u2069 x\U000E0041");
   out += e.finish();
   EXPECT_EQ("cd ./build\\u{200b}-cache && rm -rf ./*\n\\u{2066}# comment\\u{2069} x\\u{e0041}", out);
+}
+
+TEST(Highlighter, EscapesOfHiddenCharactersAndControlsStandOutInReverseVideo) {
+  // The code shown for confirmation, coloured: `\u{200b}` whole and in reverse video (the numbers' yellow cut it in
+  // three before), in any piece boundary; other backslashes and strings as before.
+  const std::string code = "cd ./build\\u{200b}-cache && printf 'a\\n' \\x1b 12 \\u{20} \\";
+  const std::string expected = "\x1b[35mcd\x1b[0m ./build\x1b[7m\\u{200b}\x1b[0m-cache && printf \x1b[32m'a\\n'"
+                               "\x1b[0m \x1b[7m\\x1b\x1b[0m \x1b[33m12\x1b[0m \\u{20} \\";
+  Highlighter whole("shell");
+  std::string out = whole.feed(code);
+  EXPECT_EQ(expected, out + whole.finish());
+  for (size_t at = 0; at <= code.size(); ++at) {
+    Highlighter cut("shell");
+    std::string out = cut.feed(code.substr(0, at));
+    out += cut.feed(code.substr(at));
+    ASSERT_EQ(expected, out + cut.finish()) << "cut at " << at;
+  }
 }
 
 TEST(TerminalDisplay, QuestionsAndWarningsCarryAMarkOutputCannotDraw) {
