@@ -13,8 +13,9 @@ constexpr const char* kYellow = "\033[33m";
 constexpr const char* kBoldYellow = "\033[1;33m";
 constexpr const char* kReset = "\033[0m";
 // The agent's marks: reverse video, cells with a background. Block output cannot draw one (the inline filter drops
-// SGR 7 and every background colour, base/terminal_filter.h), and the model's text cannot either (escaped), so a
-// line that starts with one is the agent's.
+// SGR 7 and every background colour, base/terminal_filter.h), and the model's text cannot either (escaped; the
+// highlighter's reverse video holds only an escape such as \u{200b}, never a label), so a line that starts with
+// one is the agent's.
 constexpr const char* kMarkQuestion = "\033[0;1;7m";     // bold reverse: the terminal's own colours swapped
 constexpr const char* kMarkWarning = "\033[0;1;7;33m";   // on yellow
 constexpr const char* kMarkError = "\033[0;1;7;31m";     // on red
