@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@ namespace {
 
 constexpr const char* kMarker = "OISHELL-PROFILE ";
 constexpr size_t kMaxOutput = 1 << 20;
+constexpr size_t kMaxInput = 60 * 1024;  // below a pipe's 64 KiB
 constexpr int kWaitMs = 20000;  // the sandbox's own wall-clock limit is 10 s
 
 // The stub `interpreter`: assignments are recorded by their dotted name, reads of a name assigned before give its
@@ -82,12 +84,12 @@ module.OpenInterpreter = lambda *args, **kwargs: interpreter
 sys.modules["interpreter"] = module
 sys.meta_path.append(_Fallback())
 
-name = sys.argv[2] if len(sys.argv) > 2 else sys.argv[1]
+name = sys.argv[1]
+source = sys.stdin.buffer.read().decode("utf-8")
 real_stdout = sys.stdout
 sys.stdout = io.StringIO()
 try:
-    with open(sys.argv[1], encoding="utf-8") as f:
-        code = compile(f.read(), name, "exec")
+    code = compile(source, name, "exec")
     exec(code, {"__name__": "__main__", "interpreter": interpreter})
 except SystemExit:
     pass
@@ -115,9 +117,13 @@ print("OISHELL-PROFILE " + json.dumps({"settings": out, "calls": calls, "errors"
 // A directory removed with everything in it.
 class ScratchDir {
  public:
+  // Empty, and open to every user: a root caller's sandbox does not id-map its read-only workspace (strict's), so
+  // a 0700 directory of root's could not even be its working directory. Nothing is put in it: the profile goes in
+  // on stdin, never as a file other users could read.
   ScratchDir() {
     char tmpl[] = "/tmp/oishell-pyprofile-XXXXXX";
     if (char* p = ::mkdtemp(tmpl)) path_ = p;
+    if (!path_.empty() && ::chmod(path_.c_str(), 0755) != 0) path_.clear();
   }
   ~ScratchDir() {
     std::error_code ec;
@@ -143,8 +149,9 @@ bool looks_secret(std::string_view name) {
   return false;
 }
 
-// Runs argv, keeping at most kMaxOutput bytes of each stream; killed (its process group) after kWaitMs.
-Result<Run> run_bounded(const std::vector<std::string>& argv) {
+// Runs argv with `input` on its stdin (at most kMaxInput bytes: a pipe holds them all, so writing never waits on
+// the child), keeping at most kMaxOutput bytes of each stream; killed (its process group) after kWaitMs.
+Result<Run> run_bounded(const std::vector<std::string>& argv, const std::string& input) {
   std::vector<std::string> env;
   for (char** p = environ; p && *p; ++p) {
     std::string_view kv(*p);
@@ -152,6 +159,23 @@ Result<Run> run_bounded(const std::vector<std::string>& argv) {
   }
   auto child = spawn_piped(argv, env, /*new_process_group=*/true);
   if (!child) return child.status();
+  {
+    // A child gone already (the sandbox did not start) would raise SIGPIPE: held for the write, then taken back.
+    sigset_t pipe_signal, before;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &before);
+    for (size_t at = 0; at < input.size();) {
+      ssize_t n = ::write(child->stdin_fd.get(), input.data() + at, input.size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // the child is gone: its output says why
+      at += static_cast<size_t>(n);
+    }
+    const timespec now{0, 0};
+    while (::sigtimedwait(&pipe_signal, nullptr, &now) == SIGPIPE) {
+    }
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  }
   child->stdin_fd.reset();
   Run run;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
@@ -354,14 +378,15 @@ Result<Profile> read_python_profile(const std::string& path, const EnvLookup& /*
                          (yaml.empty() ? "# (no plain assignments to interpreter.* found)\n" : yaml) +
                          "version: 0.2.5\n");
   };
+  if (source->size() > kMaxInput) {
+    return refuse("it is larger than " + std::to_string(kMaxInput / 1024) + " KiB, more than a profile holds");
+  }
   ScratchDir dir;
-  if (dir.path().empty()) return refuse("no scratch directory could be made (mkdtemp)");
-  std::string copy = dir.path() + "/profile.py";
-  if (Status s = write_file_atomic(copy, *source, 0644); !s.is_ok()) return refuse("the copy failed: " + s.message());
+  if (dir.path().empty()) return refuse("no scratch directory could be made (mkdtemp, chmod)");
   std::vector<std::string> argv = {find_oishell(), "run", "--profile", "strict", "--workspace", dir.path(),
                                    "--net", "none", "--timeout", "10s", "--memory", "256MiB", "--",
-                                   "python3", "-I", "-c", kRunner, copy, path};
-  auto run = run_bounded(argv);
+                                   "python3", "-I", "-c", kRunner, path};
+  auto run = run_bounded(argv, *source);
   if (!run) return refuse("the sandbox could not start (" + run.status().message() + ")");
   if (run->out.find(kMarker) == std::string::npos) {
     std::string err = run->err;
