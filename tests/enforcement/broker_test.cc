@@ -184,6 +184,10 @@ TEST(BrokerUnix, ListedSocketIsConnectableAndItsNeighbourIsNot) {
   HostUnixServer other_server(other, 'D');
   ASSERT_TRUE(listed_server.ok());
   ASSERT_TRUE(other_server.ok());
+  // Services for every user: the broker connects as the sandbox's outside ids (for a root caller an unused id, and
+  // the read-only bind is not id-mapped), so the refusal of `other` is the policy's, not the mode's.
+  ASSERT_EQ(0, ::chmod(listed.c_str(), 0666));
+  ASSERT_EQ(0, ::chmod(other.c_str(), 0666));
   // --unix is network.unix on the command line; in a policy file the same list is `network: {unix: [...]}`.
   EXPECT_EQ("ok", w.probe({"connect_unix", listed}, {"--ro", w.outside(), "--unix", listed}));
   EXPECT_EQ(1, listed_server.wait_accepted(1));
@@ -690,6 +694,7 @@ TEST(BrokerTcp, SocketsPassedInFromOutsideCannotBeRepointed) {
   const std::string path = w.outside() + "/passer.sock";
   HostUnixServer passer(path, 'P', {connected.get(), unconnected.get()});
   ASSERT_TRUE(passer.ok());
+  ASSERT_EQ(0, ::chmod(path.c_str(), 0666));  // a service for every user (the broker connects as the sandbox's ids)
   EXPECT_EQ("unconnected=EISCONN unspec=EISCONN recv=passed",
             w.probe({"passed_sockets", path, server.port()}, {"--ro", w.outside(), "--unix", path}));
   EXPECT_EQ("passed-in", server.received_with("passed-in"));
