@@ -289,9 +289,14 @@ Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::uniq
 Status SupervisedSandbox::init_failure_or(Status status) {
   pollfd exited{init_pidfd_.get(), POLLIN, 0};
   if (::poll(&exited, 1, 100) != 1) return status;  // init is still building: the supervisor's error stands
-  std::vector<UniqueFd> fds;
-  auto message = receive_setup_message(&fds);
-  return message.is_ok() ? status : message.status();
+  // Init may have sent set-up messages (the relay listeners, say) before the step that failed: its `fail` message,
+  // or its exit, comes after them. Bounded: init sends a handful of set-up messages at most.
+  for (int i = 0; i < 8; ++i) {
+    std::vector<UniqueFd> fds;
+    auto message = receive_setup_message(&fds);
+    if (!message.is_ok()) return message.status();
+  }
+  return status;
 }
 
 std::vector<std::string> SupervisedSandbox::enforced() const {
