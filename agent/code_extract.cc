@@ -6,6 +6,7 @@
 #include "agent/code_fence.h"
 #include "agent/json_util.h"
 #include "agent/partial_json.h"
+#include "base/markdown_fence.h"
 
 namespace oishell::agent {
 namespace {
@@ -451,7 +452,8 @@ Extraction extract_answer(const LlmResponse& response, const std::vector<std::st
   for (AnswerPart& part : split_fenced(response.text)) {
     if (part.message.type == "code") {
       if (display_only(part.message.format)) {
-        part.message = Message::assistant("```" + part.message.format + "\n" + part.message.content + "\n```");
+        const std::string fence = fence_for(part.message.content);
+        part.message = Message::assistant(fence + part.message.format + "\n" + part.message.content + "\n" + fence);
       } else {
         check_code(&part, languages, &out.repairs);
       }

@@ -13,12 +13,6 @@ constexpr auto kOutputEvery = std::chrono::milliseconds(200);
 json text_block(const std::string& text) { return {{"type", "text"}, {"text", text}}; }
 json content_item(const std::string& text) { return {{"type", "content"}, {"content", text_block(text)}}; }
 
-std::string fenced(const std::string& language, const std::string& text) {
-  std::string fence = "```";
-  while (text.find(fence) != std::string::npos) fence += '`';  // a fence the text cannot close
-  return fence + language + "\n" + text + (text.ends_with('\n') || text.empty() ? "" : "\n") + fence;
-}
-
 std::string mime_of(const std::string& format) {  // "base64.png" -> "image/png"
   const size_t dot = format.rfind('.');
   std::string kind = dot == std::string::npos ? format : format.substr(dot + 1);
@@ -43,11 +37,16 @@ void AcpDisplay::text_chunk(const char* kind, const std::string& text) {
 
 void AcpDisplay::message_delta(std::string_view text) {
   activity();
-  if (!text.empty()) text_chunk("agent_message_chunk", std::string(text));
+  if (std::string shown = prose_.feed(text); !shown.empty()) text_chunk("agent_message_chunk", shown);
+}
+
+void AcpDisplay::flush_prose() {
+  if (std::string held = prose_.finish(); !held.empty()) text_chunk("agent_message_chunk", held);
 }
 
 void AcpDisplay::code_begin(const std::string& language) {
   activity();
+  flush_prose();
   tool_call_id_ = "block-" + std::to_string(++blocks_);
   language_ = language;
   code_.clear();
@@ -59,7 +58,7 @@ void AcpDisplay::code_delta(std::string_view code) {
   code_ += code;
 }
 
-json AcpDisplay::code_content() const { return content_item(fenced(language_, code_)); }
+json AcpDisplay::code_content() const { return content_item(fenced_markdown(language_, code_)); }
 
 void AcpDisplay::code_end() {
   activity();
@@ -108,7 +107,7 @@ void AcpDisplay::console_begin() {
 
 json AcpDisplay::output_content() const {
   json content = json::array({code_content()});
-  if (!output_.empty()) content.push_back(content_item(fenced("", (output_cut_ ? "...\n" : "") + output_)));
+  if (!output_.empty()) content.push_back(content_item(fenced_markdown("", (output_cut_ ? "...\n" : "") + output_)));
   for (const auto& image : images_) content.push_back({{"type", "content"}, {"content", image}});
   return content;
 }
@@ -163,8 +162,10 @@ void AcpDisplay::console_end(const json& result) {
 
 void AcpDisplay::notice(NoticeLevel level, const std::string& text) {
   activity();
+  flush_prose();
   const char* label = level == NoticeLevel::error ? "error" : level == NoticeLevel::warning ? "warning" : "note";
-  text_chunk("agent_message_chunk", std::string("\n\n> ") + label + ": " + text + "\n\n");
+  // Every line quoted and no image: a notice may carry what a block printed (an error's text).
+  text_chunk("agent_message_chunk", "\n\n" + quoted_markdown(std::string(label) + ": " + text) + "\n\n");
 }
 
 void AcpDisplay::host_changes(const std::vector<HostChange>& changes) {
@@ -176,7 +177,8 @@ void AcpDisplay::replay(const std::vector<Message>& messages) {
     if (m.role == "user" && m.type == "message") {
       text_chunk("user_message_chunk", m.content);
     } else if (m.role == "assistant" && m.type == "message") {
-      text_chunk("agent_message_chunk", m.content);
+      ImageBreaker breaker;
+      text_chunk("agent_message_chunk", breaker.feed(m.content) + breaker.finish());
     } else if (m.type == "code") {
       code_begin(m.format);
       code_ = m.content;

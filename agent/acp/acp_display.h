@@ -18,6 +18,7 @@
 #include "agent/acp/rpc_channel.h"
 #include "agent/display.h"
 #include "agent/message.h"
+#include "base/markdown_fence.h"
 #include "agent/workspace_changes.h"
 
 namespace oishell::agent::acp {
@@ -47,7 +48,10 @@ class AcpDisplay final : public Display {
   void code_begin(const std::string& language) override;
   void code_delta(std::string_view code) override;
   void code_end() override;
-  void answer_end() override { activity(); }
+  void answer_end() override {
+    activity();
+    flush_prose();
+  }
   void console_begin() override;
   void console_output(std::string_view stream, std::string_view data) override;
   void active_line(int) override {}
@@ -71,6 +75,7 @@ class AcpDisplay final : public Display {
   }
   void update(nlohmann::json update);
   void text_chunk(const char* kind, const std::string& text);
+  void flush_prose();  // what the prose's image breaker held back, before anything else is shown
   nlohmann::json code_content() const;  // the block's code, fenced
   nlohmann::json output_content() const;
   void send_output();
@@ -79,6 +84,9 @@ class AcpDisplay final : public Display {
   std::string workspace_;
   std::string session_id_;
   std::function<void()> on_activity_;
+  // The model's prose reaches the editor with its images drawn as text: an editor that renders markdown would fetch
+  // a remote image, a way out the sandbox's policy never sees (base/markdown_fence.h).
+  ImageBreaker prose_;
   uint64_t blocks_ = 0;
   std::string tool_call_id_;  // the block being streamed or run
   std::string language_, code_;

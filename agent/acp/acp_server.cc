@@ -24,6 +24,7 @@
 #include "agent/conversation.h"
 #include "agent/interrupt.h"
 #include "agent/loop.h"
+#include "base/markdown_fence.h"
 #include "agent/paths.h"
 #include "oishell/build_config.h"
 
@@ -73,7 +74,9 @@ std::string prompt_text(const json& blocks) {
     } else if (type == "resource" && block.contains("resource") && block["resource"].is_object()) {
       const json& r = block["resource"];
       if (r.contains("text") && r["text"].is_string()) {
-        add("Contents of " + r.value("uri", "a resource") + ":\n```\n" + r["text"].get<std::string>() + "\n```");
+        const std::string& text = r["text"].get_ref<const std::string&>();
+        const std::string fence = fence_for(text);
+        add("Contents of " + r.value("uri", "a resource") + ":\n" + fence + "\n" + text + "\n" + fence);
       } else {
         add("(a binary resource was attached: " + r.value("uri", "?") + ")");
       }

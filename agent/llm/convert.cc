@@ -5,13 +5,19 @@
 #include "agent/computer_tool.h"
 #include "agent/json_util.h"
 #include "agent/llm/image.h"
+#include "base/markdown_fence.h"
 
 namespace oishell::agent {
 namespace {
 
 using nlohmann::json;
 
-std::string fenced(const Message& m) { return "```" + m.format + "\n" + m.content + "\n```"; }
+// Fences the content cannot close (base/markdown_fence.h): output that closed a fixed ``` could write what looks like
+// the agent's own text to the model.
+std::string fenced(const Message& m) {
+  const std::string fence = fence_for(m.content);
+  return fence + m.format + "\n" + m.content + "\n" + fence;
+}
 
 std::string non_empty(const std::string& s, const char* fallback) { return s.empty() ? fallback : s; }
 
@@ -66,7 +72,9 @@ json execute_tool_schema(const std::vector<std::string>& languages) {
 }
 
 std::string output_as_user_text(const std::string& output) {
-  return "The code above was executed. Its output:\n```\n" + non_empty(output, "(no output)") + "\n```";
+  const std::string shown = non_empty(output, "(no output)");
+  const std::string fence = fence_for(shown);
+  return "The code above was executed. Its output:\n" + fence + "\n" + shown + "\n" + fence;
 }
 
 json to_openai_messages(const std::string& system, const std::vector<Message>& messages, bool use_tools,

@@ -1,5 +1,8 @@
 #include "agent/server/lmc_display.h"
 
+#include <cctype>
+#include <string_view>
+
 #include "agent/feedback.h"
 #include "base/terminal_text.h"
 
@@ -119,6 +122,18 @@ std::string MarkdownRenderer::separate(std::string text) {
   return text;
 }
 
+// A language as a fence's info string: letters, digits and `+-_.#` only (the model names it: a newline in it
+// would end the fence's line and start markdown of the model's own).
+std::string MarkdownRenderer::info_string(const std::string& language) {
+  std::string out;
+  for (char c : language) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || std::string_view("+-_.#").find(c) != std::string_view::npos) {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string MarkdownRenderer::feed(const json& chunk) {
   auto str = [&](const char* key) -> std::string {
     auto it = chunk.find(key);
@@ -128,22 +143,30 @@ std::string MarkdownRenderer::feed(const json& chunk) {
   bool start = chunk.value("start", false), end = chunk.value("end", false);
   std::string out;
   if (role == "assistant" && type == "message") {
-    if (start) out = any_ ? separate("") : "";
-    else if (!end) out = str("content");
-  } else if (role == "assistant" && type == "code") {
-    if (start) out = separate("```" + format + "\n");
-    else if (end) out = std::string(last_ == '\n' ? "" : "\n") + "```\n";
-    else out = str("content");
-  } else if (role == "computer" && type == "console") {
-    if (start) out = separate("```output\n");
-    else if (end) out = std::string(last_ == '\n' ? "" : "\n") + "```\n";
-    else if (format == "output") out = str("content");
+    if (start) {
+      prose_ = {};
+      out = any_ ? separate("") : "";
+    } else if (end) {
+      out = prose_.finish();
+    } else {
+      out = prose_.feed(str("content"));
+    }
+  } else if ((role == "assistant" && type == "code") || (role == "computer" && type == "console")) {
+    const bool code = role == "assistant";
+    if (start) {
+      fenced_ = {};
+      out = separate("```" + (code ? info_string(format) : std::string("output")) + "\n");
+    } else if (end) {
+      out = std::string(last_ == '\n' ? "" : "\n") + "```\n";
+    } else if (code || format == "output") {
+      out = fenced_.feed(str("content"));
+    }
   } else if (role == "computer" && type == "image") {
     if (start) out = separate("[an image was produced]\n");
   } else if (role == "server" && type == "error") {
-    out = separate("> Error: " + str("content") + "\n");
+    out = separate(quoted_markdown("Error: " + str("content")) + "\n");
   } else if (role == "system" && type == "notice" && format == "warning") {
-    out = separate("> " + str("content") + "\n");
+    out = separate(quoted_markdown(str("content")) + "\n");
   }
   if (!out.empty()) {
     any_ = true;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/display.h"
+#include "base/markdown_fence.h"
 #include "agent/terminal/sandbox_text.h"
 
 namespace oishell::agent::server {
@@ -72,14 +73,20 @@ nlohmann::json lmc_error(const std::string& text);
 // Renders LMC chunks as the markdown text of a chat-completions answer, as OI's OpenAI-compatible endpoint does:
 // messages as they are, code fenced with its language (```python ... ```), and here also the console output
 // fenced (```output ... ```), errors and warnings as quoted lines. feed() returns the text to append ("" if none).
+// Nothing a block prints or the model writes becomes markdown of its own: a line that could close a block's fence is
+// indented so that it cannot (base/markdown_fence.h), images in the model's prose and in errors are drawn as text
+// (a client would fetch them: a way out the sandbox's policy never sees), and every line of a quote is quoted.
 class MarkdownRenderer {
  public:
   std::string feed(const nlohmann::json& chunk);
 
  private:
   std::string separate(std::string text);  // a new block starts on a line of its own
+  static std::string info_string(const std::string& language);
   char last_ = '\n';
   bool any_ = false;
+  FencedStream fenced_;   // the open code or output block's
+  ImageBreaker prose_;    // the open assistant message's
 };
 
 }  // namespace oishell::agent::server

