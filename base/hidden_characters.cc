@@ -35,4 +35,32 @@ bool is_hidden_character(char32_t cp) {
   return false;
 }
 
+bool is_pictographic(char32_t cp) {
+  struct Range {
+    char32_t first, last;
+  };
+  // In code point order.
+  static constexpr Range kPictographs[] = {
+      {0x00a9, 0x00a9},   {0x00ae, 0x00ae},   {0x203c, 0x203c},   {0x2049, 0x2049}, {0x2122, 0x2122},
+      {0x2139, 0x2139},   {0x2194, 0x21aa},   {0x231a, 0x23ff},   {0x24c2, 0x24c2}, {0x25aa, 0x25fe},
+      {0x2600, 0x27bf},   {0x2934, 0x2935},   {0x2b05, 0x2b55},   {0x3030, 0x3030}, {0x303d, 0x303d},
+      {0x3297, 0x3297},   {0x3299, 0x3299},   {0x1f000, 0x1faff}, {0x1fc00, 0x1fffd},
+  };
+  if (cp < kPictographs[0].first) return false;
+  for (const Range& r : kPictographs) {
+    if (cp < r.first) return false;
+    if (cp <= r.last) return true;
+  }
+  return false;
+}
+
+bool joins_emoji(char32_t previous, char32_t cp, char32_t next) {
+  constexpr char32_t kVariationSelector16 = 0xfe0f, kZeroWidthJoiner = 0x200d;
+  if (cp == kVariationSelector16) return is_pictographic(previous);
+  if (cp == kZeroWidthJoiner) {
+    return (is_pictographic(previous) || previous == kVariationSelector16) && is_pictographic(next);
+  }
+  return false;
+}
+
 }  // namespace oishell

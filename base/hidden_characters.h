@@ -17,8 +17,19 @@ namespace oishell {
 //  - fillers drawn blank: the Hangul fillers U+115F, U+1160, U+3164, U+FFA0 and the Khmer U+17B4, U+17B5;
 //  - variation selectors: U+180B..U+180D, U+180F, U+FE00..U+FE0F, U+E0100..U+E01EF;
 //  - tags: U+E0000..U+E007F.
-// (An emoji's U+FE0F or U+200D is marked too: the marks cost a program's emoji their look, which is the price of
-// never letting a hidden one through.)
+// (An emoji's U+FE0F or U+200D is hidden too; where an emoji may keep its look, joins_emoji() says which.)
 [[nodiscard]] bool is_hidden_character(char32_t cp);
+
+// Pictographs: the emoji and symbols Unicode's Extended_Pictographic covers (its blocks, not its exact list:
+// U+00A9, U+00AE, U+203C, U+2049, U+2122, U+2139, U+2194..U+21AA, U+231A..U+23FF, U+24C2, U+25AA..U+25FE,
+// U+2600..U+27BF, U+2934, U+2935, U+2B05..U+2B55, U+3030, U+303D, U+3297, U+3299, U+1F000..U+1FAFF,
+// U+1FC00..U+1FFFD), and the skin tones U+1F3FB..U+1F3FF.
+[[nodiscard]] bool is_pictographic(char32_t cp);
+
+// Whether the hidden character `cp`, between `previous` and `next` (0 at either end of the text), is part of an
+// emoji: U+FE0F (emoji presentation) right after a pictograph, and U+200D (zero-width joiner) between two
+// pictographs, the first of which may carry its U+FE0F ("👩‍💻", "🏳️‍🌈"). For text that is read, not run (the
+// model's prose, a block's output): code shown for confirmation marks these too, every one.
+[[nodiscard]] bool joins_emoji(char32_t previous, char32_t cp, char32_t next);
 
 }  // namespace oishell

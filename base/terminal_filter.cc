@@ -212,6 +212,8 @@ std::string TerminalOutputFilter::feed(std::string_view chunk) {
       size_t end = i;
       while (end < chunk.size() && static_cast<unsigned char>(chunk[end] - 0x20) < 0x5f) ++end;
       if (end > i) {
+        settle_joiner(0);  // text that is not a pictograph: a held joiner joins nothing
+        previous_text_ = 0;
         out_.append(chunk.substr(i, end - i));
         i = end;
         continue;
@@ -229,6 +231,8 @@ std::string TerminalOutputFilter::finish() {
     utf8_high_ = 0xbf;
     step({Unit::Kind::kInvalid});
   }
+  settle_joiner(0);
+  previous_text_ = 0;
   to_ground();
   std::string().swap(sequence_);
   return std::exchange(out_, {});
@@ -286,6 +290,10 @@ void TerminalOutputFilter::take_byte(unsigned char byte) {
 }
 
 void TerminalOutputFilter::step(const Unit& unit) {
+  if (scope_ == Scope::kInline && !(state_ == State::kGround && unit.kind == Unit::Kind::kText)) {
+    settle_joiner(0);  // anything but text: a held joiner joins nothing
+    previous_text_ = 0;
+  }
   switch (state_) {
     case State::kGround:
       ground(unit);
@@ -333,8 +341,8 @@ void TerminalOutputFilter::ground(const Unit& unit) {
           return;  // the other C1 controls, and a stray ST, are dropped
       }
     case Unit::Kind::kText:
-      if (scope_ == Scope::kInline && is_hidden_character(unit.code_point)) {
-        append_mark(out_, unit.code_point);
+      if (scope_ == Scope::kInline) {
+        inline_text(unit);
       } else {
         out_.append(unit.text);
       }
@@ -342,6 +350,30 @@ void TerminalOutputFilter::ground(const Unit& unit) {
     case Unit::Kind::kInvalid:
       out_.append(kReplacement);
       return;
+  }
+}
+
+void TerminalOutputFilter::inline_text(const Unit& unit) {
+  const char32_t cp = unit.code_point;
+  settle_joiner(cp);
+  if (cp == kZeroWidthJoiner && (is_pictographic(previous_text_) || previous_text_ == 0xfe0f)) {
+    joiner_held_ = true;  // after a pictograph: what follows decides
+    joiner_previous_ = previous_text_;
+  } else if (is_hidden_character(cp) && !joins_emoji(previous_text_, cp, 0)) {
+    append_mark(out_, cp);
+  } else {
+    out_.append(unit.text);
+  }
+  previous_text_ = cp;
+}
+
+void TerminalOutputFilter::settle_joiner(char32_t next) {
+  if (!joiner_held_) return;
+  joiner_held_ = false;
+  if (joins_emoji(joiner_previous_, kZeroWidthJoiner, next)) {
+    out_.append("\u200d");
+  } else {
+    append_mark(out_, kZeroWidthJoiner);
   }
 }
 

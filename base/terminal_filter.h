@@ -80,7 +80,9 @@
 //    fonts and the rarer attributes. An SGR left with nothing is dropped; one whose extended colour is cut short
 //    is dropped whole.
 //  - The hidden characters of base/hidden_characters.h (zero-width, bidi controls, fillers, variation selectors,
-//    tags) are shown as "<U+200B>" (the code point in at least four upper-case hex digits) instead.
+//    tags) are shown as "<U+200B>" (the code point in at least four upper-case hex digits) instead, except an
+//    emoji's own (joins_emoji: U+FE0F after a pictograph, U+200D between two): output is read, never run, and
+//    "👩‍💻" keeps its look. A U+200D after a pictograph is held until the next character decides.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -109,8 +111,8 @@ class TerminalOutputFilter {
   // End of the stream: what is still owed (U+FFFD for a cut UTF-8 character); an unterminated sequence is dropped.
   // The filter is back in its initial state afterwards.
   [[nodiscard]] std::string finish();
-  // Bytes held back for an incomplete sequence or character (never more than kMaxOscBytes + 3).
-  [[nodiscard]] size_t pending_bytes() const { return sequence_.size() + utf8_length_; }
+  // Bytes held back for an incomplete sequence or character, or a joiner (never more than kMaxOscBytes + 3).
+  [[nodiscard]] size_t pending_bytes() const { return sequence_.size() + utf8_length_ + (joiner_held_ ? 3 : 0); }
 
  private:
   // One input unit, after UTF-8 decoding.
@@ -143,6 +145,11 @@ class TerminalOutputFilter {
   void control_string(const Unit& unit);
   void control_string_escape(const Unit& unit);
 
+  // Text in the inline scope: hidden characters marked, an emoji's joiners kept.
+  void inline_text(const Unit& unit);
+  // A held U+200D, passed when `next` is a pictograph, marked otherwise.
+  void settle_joiner(char32_t next);
+
   // A C0 control met inside an escape or CSI sequence: true when it was handled (ESC, CAN, SUB, DEL, or executed).
   bool sequence_control(unsigned char code);
   void start_escape();
@@ -164,6 +171,10 @@ class TerminalOutputFilter {
   bool osc_ = false;        // the current string is an OSC (BEL ends it)
   bool osc_payload_ = false;  // past the OSC's number and its ';'
   std::string out_;
+  static constexpr char32_t kZeroWidthJoiner = 0x200d;
+  char32_t previous_text_ = 0;   // the inline scope's last character (0 after anything but text)
+  bool joiner_held_ = false;     // a U+200D after a pictograph, not yet passed nor marked
+  char32_t joiner_previous_ = 0;  // the character before it
 
   // UTF-8 decoding across chunks.
   unsigned char utf8_[4] = {};

@@ -30,10 +30,18 @@ bool is_control_code_point(char32_t cp) {
          || is_hidden_character(cp);  // bidi controls, zero-width characters, fillers, variation selectors, tags
 }
 
-// The length of the valid, shortest-form UTF-8 sequence at the start of `s` (whose first byte is >= 0x80) and its
-// code point, or 0 when it is not one. The ranges of the second byte are those of Unicode's table 3-7: they rule
+// The code point `s` starts with, or 0 when it starts with ASCII, an invalid sequence or nothing.
+char32_t next_code_point(std::string_view s) {
+  char32_t cp = 0;
+  if (s.empty() || static_cast<unsigned char>(s[0]) < 0x80 || decode_utf8_character(s, &cp) == 0) return 0;
+  return cp;
+}
+
+}  // namespace
+
+// The ranges of the second byte are those of Unicode's table 3-7: they rule
 // out overlong forms (E0 80..9F, F0 80..8F), surrogates (ED A0..BF) and code points above U+10FFFF (F4 90..).
-size_t decode_utf8(std::string_view s, char32_t* cp) {
+size_t decode_utf8_character(std::string_view s, char32_t* cp) {
   const auto lead = static_cast<unsigned char>(s[0]);
   size_t length = 0;
   unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
@@ -61,9 +69,8 @@ size_t decode_utf8(std::string_view s, char32_t* cp) {
   return length;
 }
 
-}  // namespace
-
-std::string escape_for_terminal(std::string_view text, bool keep_newlines) {
+std::string escape_for_terminal(std::string_view text, bool keep_newlines, EmojiJoiners joiners) {
+  char32_t previous = 0;  // the code point before this one (0 after ASCII or an invalid byte)
   std::string out;
   out.reserve(text.size());
   size_t i = 0;
@@ -77,21 +84,26 @@ std::string escape_for_terminal(std::string_view text, bool keep_newlines) {
         append_byte_escape(out, byte);
       }
       ++i;
+      previous = 0;
       continue;
     }
     char32_t cp = 0;
-    const size_t length = decode_utf8(text.substr(i), &cp);
+    const size_t length = decode_utf8_character(text.substr(i), &cp);
     if (length == 0) {
       append_byte_escape(out, byte);  // one byte at a time, so what follows an invalid byte is still read as text
       ++i;
-    } else {
-      if (is_control_code_point(cp)) {
-        append_code_point_escape(out, cp);
-      } else {
-        out.append(text.substr(i, length));
-      }
-      i += length;
+      previous = 0;
+      continue;
     }
+    const bool emoji = joiners == EmojiJoiners::kept && is_hidden_character(cp) &&
+                       joins_emoji(previous, cp, next_code_point(text.substr(i + length)));
+    if (is_control_code_point(cp) && !emoji) {
+      append_code_point_escape(out, cp);
+    } else {
+      out.append(text.substr(i, length));
+    }
+    i += length;
+    previous = cp;
   }
   return out;
 }

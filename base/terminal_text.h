@@ -6,6 +6,7 @@
 // them, so "deny" can be made to read "allow". This file turns every such byte sequence into a visible escape.
 //
 // Pure: no I/O, no locale, no global state.
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,15 @@ namespace oishell {
 // stay identical. (So "\x1b" in the output may also have been those four characters in the input; it is still
 // never an ESC.) The result contains no byte a terminal interprets as a control except, with keep_newlines, LF
 // and HT.
-[[nodiscard]] std::string escape_for_terminal(std::string_view text, bool keep_newlines = false);
+//
+// With EmojiJoiners::kept (for text that is read, never run: the model's prose, not its code), a U+FE0F after a
+// pictograph and a U+200D between two pictographs pass (base/hidden_characters.h, joins_emoji): "👩‍💻" keeps its look.
+enum class EmojiJoiners { escaped, kept };
+[[nodiscard]] std::string escape_for_terminal(std::string_view text, bool keep_newlines = false,
+                                              EmojiJoiners joiners = EmojiJoiners::escaped);
+
+// The length of the valid, shortest-form UTF-8 sequence at the start of `s` (not empty; its first byte >= 0x80) and its
+// code point, or 0 when it is not one (overlong forms, surrogates, above U+10FFFF, cut short).
+[[nodiscard]] size_t decode_utf8_character(std::string_view s, char32_t* cp);
 
 }  // namespace oishell

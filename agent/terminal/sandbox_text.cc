@@ -1,5 +1,6 @@
 #include "agent/terminal/sandbox_text.h"
 
+#include "base/hidden_characters.h"
 #include "base/terminal_text.h"
 
 namespace oishell::agent {
@@ -18,22 +19,41 @@ size_t cut_character(std::string_view text) {
   return 0;
 }
 
+// With emoji joiners kept: how many bytes before `end` are an emoji sequence the next piece may go on with
+// (pictographs, U+FE0F, U+200D), held so that escape_for_terminal sees each joiner between its neighbours. At most
+// 64 bytes: a longer run is let go (its joiners at the cut are escaped, which is the safe side).
+size_t open_emoji_run(std::string_view text, size_t end) {
+  constexpr size_t kMaxHeld = 64;
+  size_t start = end;
+  while (start > 0 && end - start < kMaxHeld) {
+    size_t lead = start - 1;
+    while (lead > 0 && (static_cast<unsigned char>(text[lead]) & 0xc0) == 0x80 && start - lead < 4) --lead;
+    if (static_cast<unsigned char>(text[lead]) < 0x80) break;
+    char32_t cp = 0;
+    if (decode_utf8_character(text.substr(lead, start - lead), &cp) != start - lead) break;
+    if (!(is_pictographic(cp) || cp == 0xfe0f || cp == 0x200d)) break;
+    start = lead;
+  }
+  return end - start;
+}
+
 }  // namespace
 
 std::string ConsoleFilter::feed(std::string_view stream, std::string_view data) {
   return stream == "stderr" ? stderr_.feed(data) : stdout_.feed(data);
 }
 
-std::string TextEscaper::feed(std::string_view text) {
+std::string TextEscaper::feed(std::string_view text, EmojiJoiners joiners) {
   held_.append(text);
   size_t keep = cut_character(held_);
-  std::string out = escape_for_terminal(std::string_view(held_).substr(0, held_.size() - keep), true);
+  if (joiners == EmojiJoiners::kept) keep += open_emoji_run(held_, held_.size() - keep);
+  std::string out = escape_for_terminal(std::string_view(held_).substr(0, held_.size() - keep), true, joiners);
   held_.erase(0, held_.size() - keep);
   return out;
 }
 
-std::string TextEscaper::finish() {
-  std::string out = escape_for_terminal(held_, true);
+std::string TextEscaper::finish(EmojiJoiners joiners) {
+  std::string out = escape_for_terminal(held_, true, joiners);
   held_.clear();
   return out;
 }

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/terminal_filter.h"
+#include "base/terminal_text.h"
 
 namespace oishell::agent {
 
@@ -25,12 +26,13 @@ class ConsoleFilter {
   TerminalOutputFilter stdout_{TerminalOutputFilter::Scope::kInline}, stderr_{TerminalOutputFilter::Scope::kInline};
 };
 
-// escape_for_terminal(text, keep_newlines = true) over a stream cut anywhere: a UTF-8 character cut at the end of
-// a piece is held for the next one instead of being shown as \xNN bytes.
+// escape_for_terminal(text, keep_newlines = true, joiners) over a stream cut anywhere: a UTF-8 character cut at the
+// end of a piece is held for the next one instead of being shown as \xNN bytes, and with EmojiJoiners::kept an emoji
+// sequence that the next piece may go on with is held too. Prose keeps emoji joiners; code, every one escaped.
 class TextEscaper {
  public:
-  [[nodiscard]] std::string feed(std::string_view text);
-  [[nodiscard]] std::string finish();
+  [[nodiscard]] std::string feed(std::string_view text, EmojiJoiners joiners = EmojiJoiners::escaped);
+  [[nodiscard]] std::string finish(EmojiJoiners joiners = EmojiJoiners::escaped);
 
  private:
   std::string held_;

@@ -91,12 +91,12 @@ void TerminalDisplay::tick() {
 }
 
 void TerminalDisplay::message_delta(std::string_view text) {
-  std::string safe = model_text_.feed(text);
+  std::string safe = model_text_.feed(text, EmojiJoiners::kept);  // prose: read, never run
   write(colour_ ? markdown_.feed(safe) : safe);
 }
 
 void TerminalDisplay::code_begin(const std::string& language) {
-  std::string rest = model_text_.finish();
+  std::string rest = model_text_.finish(EmojiJoiners::kept);
   write(colour_ ? styled_to_end(markdown_, rest) : rest);
   end_line();
   code_language_ = escape_for_terminal(language.empty() ? "python" : language);
@@ -130,7 +130,7 @@ void TerminalDisplay::code_end() {
 
 void TerminalDisplay::answer_end() {
   answering_ = false;
-  std::string rest = model_text_.finish();
+  std::string rest = model_text_.finish(EmojiJoiners::kept);
   write(colour_ ? styled_to_end(markdown_, rest) : rest);
   end_line();
 }

@@ -153,6 +153,24 @@ TEST(TextEscaper, HiddenCharactersInTheCodeShownAreMarked) {
   EXPECT_EQ("cd ./build\\u{200b}-cache && rm -rf ./*\n\\u{2066}# comment\\u{2069} x\\u{e0041}", out);
 }
 
+// The model's prose keeps an emoji's joiners, across pieces too; the code shown for confirmation marks every one.
+TEST(TextEscaper, ProseKeepsAnEmojisJoinersAndCodeMarksThem) {
+  TextEscaper prose;
+  std::string out = prose.feed("Done \U0001F469", EmojiJoiners::kept);
+  out += prose.feed("\u200d", EmojiJoiners::kept);
+  out += prose.feed("\U0001F4BB and \u2764\ufe0f, not a\u200db", EmojiJoiners::kept);
+  out += prose.finish(EmojiJoiners::kept);
+  EXPECT_EQ("Done \U0001F469\u200d\U0001F4BB and \u2764\ufe0f, not a\\u{200d}b", out);
+  TextEscaper code;
+  EXPECT_EQ("echo \U0001F469\\u{200d}\U0001F4BB \u2764\\u{fe0f}",
+            code.feed("echo \U0001F469\u200d\U0001F4BB \u2764\ufe0f") + code.finish());
+}
+
+TEST(ConsoleFilter, AnEmojiInOutputKeepsItsLook) {
+  ConsoleFilter f;
+  EXPECT_EQ("\U0001F469\u200d\U0001F4BB ok\n", f.feed("stdout", "\U0001F469\u200d\U0001F4BB ok\n"));
+}
+
 TEST(Highlighter, EscapesOfHiddenCharactersAndControlsStandOutInReverseVideo) {
   // The code shown for confirmation, coloured: `\u{200b}` whole and in reverse video (the numbers' yellow cut it in
   // three before), in any piece boundary; other backslashes and strings as before.

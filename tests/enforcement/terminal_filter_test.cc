@@ -563,6 +563,21 @@ TEST(TerminalFilterInlineTest, HiddenCharactersAreMarked) {
   expect_passes("a\u200bb");
 }
 
+// Output is read, never run: an emoji keeps its U+FE0F after a pictograph and its U+200D between two pictographs,
+// also when a chunk ends at the joiner; a joiner anywhere else, and every other hidden character, is marked.
+TEST(TerminalFilterInlineTest, AnEmojisOwnJoinersPassAndNoOthers) {
+  expect_inline("\U0001F469\u200d\U0001F4BB \u2764\ufe0f \U0001F3F3\ufe0f\u200d\U0001F308",
+                "\U0001F469\u200d\U0001F4BB \u2764\ufe0f \U0001F3F3\ufe0f\u200d\U0001F308");
+  expect_inline("a\u200db \U0001F469\u200dx \U0001F469\u200d\x1b[31m\U0001F4BB a\ufe0f \U0001F469\u200b",
+                "a<U+200D>b \U0001F469<U+200D>x \U0001F469<U+200D>\x1b[31m\U0001F4BB a<U+FE0F> \U0001F469<U+200B>");
+  TerminalOutputFilter f(TerminalOutputFilter::Scope::kInline);
+  std::string out = f.feed("\U0001F469\u200d");
+  EXPECT_EQ(f.pending_bytes(), 3u);  // the joiner waits for what follows
+  out += f.feed("\U0001F4BB \U0001F469\u200d");
+  out += f.finish();
+  EXPECT_EQ("\U0001F469\u200d\U0001F4BB \U0001F469<U+200D>", out);
+}
+
 // What the inline scope forwarded, read as a terminal reads it: the reason it is not allowed, or "" when each
 // sequence is one the scope lets through.
 std::string inline_violation(std::string_view out) {
