@@ -74,20 +74,7 @@ void files(const Policy& policy, const SandboxSpec& spec, std::string& out) {
   if (!extra_rw.empty()) out += "  Also readable and writable (changes reach the host): " + join(extra_rw) + ".\n";
   // Where a root caller keeps root-only files closed besides the system directories: the read-only binds that are
   // not id-mapped (policy/mount_plan.h), so that a policy listing /etc, or root's own 0600 files, is not a surprise.
-  std::vector<std::string> unmapped;
-  for (size_t i = 0; i < spec.mounts.size(); ++i) {
-    const MountStep& m = spec.mounts[i];
-    if (m.kind == MountStep::Kind::bind_ro && !m.system && !id_mapped_for_root_caller(spec, i)) {
-      unmapped.push_back(m.target);
-    }
-  }
-  if (!unmapped.empty()) {
-    out += "  Started by root, the sandbox is root inside but an unused id outside, and read-only paths are not "
-           "id-mapped: in " +
-           join(unmapped) +
-           ", as in the system directories, files that only root may read (0600 root files, /etc/ssl/private) stay "
-           "unreadable; list a path under read_write to make root's files there the sandbox's own.\n";
-  }
+  if (std::string unmapped = describe_unmapped_read_only(spec); !unmapped.empty()) out += "  " + unmapped + "\n";
   bool tmp_is_tmpfs = std::any_of(spec.mounts.begin(), spec.mounts.end(), [](const MountStep& m) {
     return m.kind == MountStep::Kind::tmpfs && m.target == "/tmp";
   });

@@ -113,6 +113,28 @@ bool id_mapped_for_root_caller(const SandboxSpec& spec, size_t index) {
   });
 }
 
+std::vector<std::string> unmapped_read_only_targets(const SandboxSpec& spec) {
+  std::vector<std::string> unmapped;
+  for (size_t i = 0; i < spec.mounts.size(); ++i) {
+    const MountStep& m = spec.mounts[i];
+    if (m.kind == MountStep::Kind::bind_ro && !m.system && !id_mapped_for_root_caller(spec, i)) {
+      unmapped.push_back(m.target);
+    }
+  }
+  return unmapped;
+}
+
+std::string describe_unmapped_read_only(const SandboxSpec& spec) {
+  const std::vector<std::string> unmapped = unmapped_read_only_targets(spec);
+  if (unmapped.empty()) return "";
+  std::string paths;
+  for (const std::string& p : unmapped) paths += (paths.empty() ? "" : ", ") + p;
+  return "Started by root, the sandbox is root inside but an unused id outside, and read-only paths are not "
+         "id-mapped: in " + paths +
+         ", as in the system directories, files that only root may read (0600 root files, /etc/ssl/private) stay "
+         "unreadable; list a path under read_write to make root's files there the sandbox's own.";
+}
+
 MountStep resolv_conf_step(const NetworkSpec& network) {
   MountStep step;
   step.kind = MountStep::Kind::file;

@@ -42,6 +42,13 @@ const std::vector<std::string>& git_obeyed_entries();
 // lie in shows. Pure, so that `explain` says what the supervisor does.
 bool id_mapped_for_root_caller(const SandboxSpec& spec, size_t index);
 
+// The targets of the read-only binds, besides the system directories, that a root caller's sandbox does not id-map:
+// root-only files beneath them stay unreadable inside (`explain` and, for a root caller, `validate` name them).
+std::vector<std::string> unmapped_read_only_targets(const SandboxSpec& spec);
+
+// The sentence that says so, or "" when there are none.
+std::string describe_unmapped_read_only(const SandboxSpec& spec);
+
 // Fills spec.mounts, spec.protected_paths and spec.landlock.paths. Errors name the policy line.
 Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Diagnostic>& errors);
 

@@ -1,9 +1,14 @@
 // `oishell validate FILE... [--json]`: check policy files (and what they extend). Exit 0 when every file is valid,
-// 1 with every error ("file:line:column: key.path: message (hint)") otherwise.
+// 1 with every error ("file:line:column: key.path: message (hint)") otherwise. Run by root, a valid policy that
+// compiles here also gets the notes a root caller needs (read-only paths whose root-only files stay unreadable).
+#include <unistd.h>
+
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
+#include "policy/compiler.h"
+#include "policy/mount_plan.h"
 #include "tools/oishell/command.h"
 #include "tools/oishell/policy_cli.h"
 
@@ -22,6 +27,17 @@ const std::vector<completion::Option>& options() {
   return options;
 }
 
+// For a root caller: what a valid policy means here that a file cannot show (policy/mount_plan.h). None when the
+// caller is not root or the policy does not compile here (validate is about the file; `explain` says why).
+std::vector<std::string> root_caller_notes(const policy::Policy& policy) {
+  if (::geteuid() != 0) return {};
+  auto spec = policy::compile(policy, CompileContext::from_process());
+  if (!spec) return {};
+  std::string unmapped = policy::describe_unmapped_read_only(*spec);
+  if (unmapped.empty()) return {};
+  return {std::move(unmapped)};
+}
+
 int run_validate(int argc, char** argv) {
   std::vector<std::string> seen;
   bool help = false;
@@ -38,6 +54,7 @@ int run_validate(int argc, char** argv) {
   for (const auto& arg : *args) {
     policy::LoadResult loaded = policy::load_policy(arg.source);
     all_valid = all_valid && loaded.ok();
+    const std::vector<std::string> notes = loaded.ok() ? root_caller_notes(loaded.policy) : std::vector<std::string>{};
     if (json_out) {
       nlohmann::ordered_json entry;
       entry["file"] = arg.label();
@@ -52,9 +69,11 @@ int run_validate(int argc, char** argv) {
                                    {"hint", d.hint},
                                    {"text", d.format()}});
       }
+      entry["notes"] = notes;
       report["files"].push_back(std::move(entry));
     } else if (loaded.ok()) {
       std::printf("%s: valid\n", arg.label().c_str());
+      for (const std::string& note : notes) std::fprintf(stderr, "%s: note: %s\n", arg.label().c_str(), note.c_str());
     } else {
       std::fprintf(stderr, "%s\n", policy::format_diagnostics(loaded.errors).c_str());
     }
