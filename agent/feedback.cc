@@ -30,6 +30,9 @@ std::string describe_event(const nlohmann::json& e) {
     std::string where = str("host") + (str("port").empty() ? "" : ":" + str("port"));
     return "network access to " + where + " was denied by the sandbox" + (why.empty() ? "" : " (" + why + ")");
   }
+  if (name == "fs.denied") {  // the supervisor's sentence: which rule decided the path, and what would allow it
+    return str("message");
+  }
   if (name == "denied") {
     std::string what = str("syscall").empty() ? str("what") : str("syscall");
     if (what.empty()) what = str("path");

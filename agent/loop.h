@@ -5,6 +5,7 @@
 // prompt; Ctrl-C while a block runs stops the block (the model is told) and a second returns to the prompt.
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,7 @@ class Agent {
   std::vector<HostChange> host_changes_shown_;  // this session's, in the order shown
   bool warnings_may_be_hidden_ = false;         // a block ran after they were last shown
   std::vector<nlohmann::json> session_denials_;
+  std::set<std::string> paths_explained_;  // fs.denied: "access path", shown to the user once a session
 };
 
 }  // namespace oishell::agent

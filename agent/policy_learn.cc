@@ -36,6 +36,12 @@ PolicyProposal propose_policy_rules(const std::vector<nlohmann::json>& denials) 
         ++refused[host + (port ? ":" + std::to_string(port) : "") + " (" + (rule.empty() ? e.value("reason", "refused") : rule) +
                   ": refused on purpose; change the policy file if it should not be)"];
       }
+    } else if (event == "fs.denied") {  // a path: the supervisor's sentence names the rule and the line to add
+      const std::string path = e.value("path", "");
+      if (path.empty()) continue;
+      const std::string allow = e.value("allow", "");
+      ++refused[e.value("access", "read") + " " + path + " (" + e.value("rule", "?") + "; " +
+                (allow.empty() ? std::string("no policy line allows it") : "to allow it: " + allow) + ")"];
     } else if (event == "denied" && e.value("kind", "") == "syscall") {
       const std::string name = e.value("syscall", "");
       if (name.empty()) continue;

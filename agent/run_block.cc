@@ -38,13 +38,18 @@ std::string html_open_hint(const std::string& output) {
 // What the sandbox reports besides a block's output: notices, network questions, host changes.
 class SandboxObserver : public ExecObserver {
  public:
-  // may_ask: a network question is put to the user (else it is denied: the session is ending).
-  SandboxObserver(Display& display, UserInput& input, bool may_ask)
-      : display_(display), input_(input), may_ask_(may_ask) {}
+  // may_ask: a network question is put to the user (else it is denied: the session is ending). `explained`: the
+  // paths whose fs.denied the user has seen this session (the model is told at every block; the user once).
+  SandboxObserver(Display& display, UserInput& input, bool may_ask, std::set<std::string>& explained)
+      : display_(display), input_(input), may_ask_(may_ask), explained_(explained) {}
 
   void on_output(std::string_view, std::string_view) override {}  // not a block's: no box to show it in
   void on_notice(const nlohmann::json& event) override {
     display_.sandbox_event(event);
+    if (event.value("event", "") == "fs.denied" &&
+        !explained_.insert(event.value("access", "") + " " + event.value("path", "")).second) {
+      return;
+    }
     display_.notice(NoticeLevel::warning, "sandbox: " + describe_event(event));
   }
   void on_host_change(const HostChange& change) override { host_changes_.push_back(change); }
@@ -109,14 +114,16 @@ class SandboxObserver : public ExecObserver {
 
   UserInput& input_;
   bool may_ask_;
+  std::set<std::string>& explained_;
   std::vector<HostChange> host_changes_;
   std::vector<std::string> answers_;
 };
 
 class BlockObserver final : public SandboxObserver {
  public:
-  BlockObserver(Display& display, UserInput& input, OutputTail& tail, std::vector<Message>& images)
-      : SandboxObserver(display, input, /*may_ask=*/true), tail_(tail), images_(images) {}
+  BlockObserver(Display& display, UserInput& input, std::set<std::string>& explained, OutputTail& tail,
+                std::vector<Message>& images)
+      : SandboxObserver(display, input, /*may_ask=*/true, explained), tail_(tail), images_(images) {}
 
   void on_output(std::string_view stream, std::string_view data) override {
     display_.console_output(stream, data);
@@ -165,7 +172,7 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
   size_t max_output = static_cast<size_t>(parts_.config.max_output);
   OutputTail tail(max_output);
   block_images_.clear();
-  BlockObserver observer(d, *parts_.input, tail, block_images_);
+  BlockObserver observer(d, *parts_.input, paths_explained_, tail, block_images_);
   if (!host_changes_shown_.empty()) warnings_may_be_hidden_ = true;  // this block's output may scroll them away
   d.console_begin();
   std::string run_language = language, run_code = code;
@@ -215,7 +222,7 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
 }
 
 void Agent::poll_sandbox() {
-  SandboxObserver observer(*parts_.display, *parts_.input, /*may_ask=*/true);
+  SandboxObserver observer(*parts_.display, *parts_.input, /*may_ask=*/true, paths_explained_);
   parts_.executor->poll(observer);
   show_answers(observer.take_answers());
   show_host_changes(observer.take_host_changes());
@@ -225,7 +232,7 @@ void Agent::end_session() {
   Display& d = *parts_.display;
   // The warnings shown before a later block ran may have been scrolled or cleared away by its output: once more.
   if (warnings_may_be_hidden_) d.host_changes_summary(host_changes_shown_);
-  SandboxObserver observer(d, *parts_.input, /*may_ask=*/false);
+  SandboxObserver observer(d, *parts_.input, /*may_ask=*/false, paths_explained_);
   parts_.executor->finish(observer);
   show_host_changes(observer.take_host_changes());
   d.flush();

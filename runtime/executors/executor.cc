@@ -287,6 +287,11 @@ void Executor::on_fd(int fd, short revents) {
 
 void Executor::emit_output(const char* stream, std::string data) {
   if (data.empty()) return;
+  if (block_ && options_.denials) {
+    std::string& tail = block_->output_tail;
+    tail.append(data.size() > kOutputTail ? std::string_view(data).substr(data.size() - kOutputTail) : data);
+    if (tail.size() > 2 * kOutputTail) tail.erase(0, tail.size() - kOutputTail);
+  }
   events_.emit({{"event", "output"},
                 {"id", id_value(block_ ? block_->request.id : last_id_)},
                 {"stream", stream},
@@ -434,6 +439,9 @@ void Executor::on_ready() {
 
 void Executor::finish(const std::string& status, int exit_code, const std::string& reason) {
   sandbox_.check_host_integrity();  // what the block left for the host to run, reported with it
+  if (options_.denials) {
+    for (auto& event : options_.denials->explain(block_->request.id, block_->output_tail)) events_.emit(event);
+  }
   events_.emit(done_event(block_->request.id, status, exit_code, ms_since(block_->started), reason));
   last_id_ = block_->request.id;
   block_.reset();

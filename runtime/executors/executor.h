@@ -21,6 +21,7 @@
 #include "runtime/outside/events.h"
 #include "runtime/executors/language.h"
 #include "runtime/executors/protocol.h"
+#include "runtime/executors/denial_explainer.h"
 #include "runtime/outside/sandbox.h"
 
 namespace oishell::executors {
@@ -32,6 +33,9 @@ struct ExecutorOptions {
   std::chrono::milliseconds interrupt_grace{2000};                  // SIGINT, then SIGKILL after this
   size_t read_chunk = 64 * 1024;                                     // the largest output event's data
   std::vector<std::pair<std::string, std::string>> extra_env;       // e.g. the virtual display's DISPLAY
+  // Says which of a block's failures on a path the sandbox caused (fs.denied events before its `done`); none
+  // without a sandbox (--sandbox none). Not owned: outlives the executors.
+  DenialExplainer* denials = nullptr;
 };
 
 class Executor {
@@ -76,7 +80,9 @@ class Executor {
     Stop stop = Stop::none;
     std::optional<Clock::time_point> kill_at;  // after SIGINT: when to give up and SIGKILL
     int last_line = 0;
+    std::string output_tail;  // its last kOutputTail bytes of stdout and stderr, for the denial explainer
   };
+  static constexpr size_t kOutputTail = 64 * 1024;
 
   Status start();
   void start_next();

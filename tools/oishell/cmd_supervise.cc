@@ -166,6 +166,12 @@ int run_supervise(int argc, char** argv) {
   options.drivers_host = drivers;
   options.prestart = args.prestart;
   if (block_wall_ms) options.executor.wall_time = std::chrono::milliseconds(block_wall_ms);
+  // A block that failed on a path the sandbox hides, leaves out or keeps read-only is told so (fs.denied).
+  std::unique_ptr<executors::DenialExplainer> denials;
+  if (args.confined) {
+    denials = std::make_unique<executors::DenialExplainer>(spec);
+    options.executor.denials = denials.get();
+  }
 
   RuntimeEventForwarder runtime_events(events);
   std::unique_ptr<Sandbox> sandbox;
