@@ -72,7 +72,8 @@ class SandboxObserver : public ExecObserver {
     while (true) {
       bool interrupted = false;
       display_.before_question();
-      auto answer = input_.ask("code wants to reach " + dest + " — allow (o)nce / (a)lways / (d)eny? ", &interrupted);
+      auto answer = input_.ask_key("code wants to reach " + dest + " — allow (o)nce / (a)lways / (d)eny? ", "oadyn",
+                                   &interrupted);
       AskDecision decision = AskDecision::deny;
       if (answer && !interrupted) {
         const std::string& a = *answer;

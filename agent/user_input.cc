@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "agent/interrupt.h"
+#include "base/answer_key.h"
 
 namespace oishell::agent {
 
@@ -116,6 +117,43 @@ std::optional<std::string> TerminalInput::ask(const std::string& question, bool*
   auto answer = questions_->read_line(interrupted);
   woken_ = questions_->woken();
   return answer;
+}
+
+std::optional<std::string> TerminalInput::ask_key(const std::string& question, std::string_view keys,
+                                                  bool* interrupted) {
+  if (interrupted) *interrupted = false;
+  woken_ = false;
+  if (!questions_ || json_mode_ || ::isatty(questions_->fd()) != 1) return ask(question, interrupted);
+  const int fd = questions_->fd();
+  SingleKeyMode single_key(fd);
+  if (!single_key.active()) return ask(question, interrupted);
+  questions_->discard_buffered();
+  ::tcflush(fd, TCIFLUSH);
+  show(question);
+  const unsigned seen = interrupt::count();
+  bool was_interrupted = false;
+  const WaitReadable poll_fd = poll_readable(fd);
+  auto key = read_answer_key(fd, keys, [&](int timeout_ms) {
+    if (timeout_ms >= 0) return poll_fd(timeout_ms);  // the rest of a word typed whole: no question is open
+    switch (interrupt::wait_readable(fd, questions_->wake_fd(), seen)) {
+      case interrupt::Ready::fd: return true;
+      case interrupt::Ready::interrupted: was_interrupted = true; return false;
+      case interrupt::Ready::other: woken_ = true; return false;
+      case interrupt::Ready::error: return false;
+    }
+    return false;
+  });
+  if (was_interrupted || interrupt::count() != seen) {
+    if (interrupted) *interrupted = true;
+    show("\n");
+    return std::nullopt;
+  }
+  if (!key) {
+    show("\n");
+    return std::nullopt;
+  }
+  show(*key == '\n' ? std::string("\n") : std::string(1, *key) + "\n");
+  return *key == '\n' ? std::string() : std::string(1, *key);
 }
 
 }  // namespace oishell::agent

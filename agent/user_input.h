@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "agent/line_editor.h"
 #include "base/unique_fd.h"
@@ -18,6 +19,12 @@ class UserInput {
   // An answer to a question; nullopt when nobody can answer (no terminal) or on Ctrl-C / end of input.
   virtual std::optional<std::string> ask(const std::string& question, bool* interrupted) = 0;
   virtual bool can_ask() const = 0;
+  // An answer that is one of `keys` (lower-case letters): at a terminal, the key alone answers (Enter alone: "");
+  // elsewhere the line typed, as ask() reads it.
+  virtual std::optional<std::string> ask_key(const std::string& question, std::string_view keys, bool* interrupted) {
+    (void)keys;
+    return ask(question, interrupted);
+  }
 };
 
 // Reads lines from a file descriptor, keeping what follows the line for the next read.
@@ -28,6 +35,7 @@ class LineReader {
   std::optional<std::string> read_line(bool* interrupted);
   int fd() const { return fd_; }
   void set_wake_fd(int fd) { wake_fd_ = fd; }
+  int wake_fd() const { return wake_fd_; }
   bool woken() const { return woken_; }
   // Forgets what was read past the last line returned.
   void discard_buffered() { buf_.clear(); }
@@ -52,6 +60,8 @@ class TerminalInput final : public UserInput {
   explicit TerminalInput(bool json_mode, std::string history_path = {});
   std::optional<std::string> read_message(const std::string& prompt, bool* interrupted) override;
   std::optional<std::string> ask(const std::string& question, bool* interrupted) override;
+  // At a terminal (not --json): the terminal in single-key mode (base/answer_key.h), restored before it returns.
+  std::optional<std::string> ask_key(const std::string& question, std::string_view keys, bool* interrupted) override;
   bool can_ask() const override { return questions_ != nullptr; }
   // A descriptor (-1: none) whose readability ends a read of a message or an answer, which then returns nullopt
   // with woken() true: another source (the web page, agent/gui/gui_input.h) has the message or the answer.

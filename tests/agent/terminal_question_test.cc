@@ -2,6 +2,7 @@
 // are answered only by what the user types after they appear, and come after whatever a block's output did to the
 // terminal has been undone.
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -88,6 +89,41 @@ TEST_F(TerminalQuestions, ANetworkQuestionComesAfterTheOutputIsUndoneAndOnlyALat
                            "it (`%policy learn`, or a network rule in the sandbox's policy)]";
   EXPECT_NE(std::string::npos, fed.find(told)) << fed;
   EXPECT_EQ(fed.rfind("unlisted.oishell-test.invalid"), fed.find(told) + 19) << fed;  // named once only
+}
+
+TEST_F(TerminalQuestions, TheNetworkQuestionTakesOneKeyAndGivesTheTerminalBack) {
+  // "a" alone, no Enter: before, the question waited for a whole line.
+  ScriptedServer server(json::array(
+      {tool("python",
+            "import urllib.request\n"
+            "try:\n    urllib.request.urlopen('http://unlisted.oishell-test.invalid/', timeout=10)\n"
+            "except Exception as e:\n    print('failed:', e)"),
+       say("Done.")}));
+  RunOptions o;
+  o.args = {"--model", "scripted-model", "--api_base", server.base(), "fetch"};
+  o.env = {{"OPENAI_API_KEY", "sk-terminal"}, {"TERM", "xterm"}};
+  o.cwd = workspace_.path();
+  o.home = home_.path();
+  bool answered = false, modes_checked = false;
+  tcflag_t modes_after = 0;
+  const std::string told = "network: you allowed unlisted.oishell-test.invalid:80 for the rest of this session";
+  RunResult r = run_in_terminal(o, [&](int terminal, const std::string& out) {
+    if (!answered && out.find("code wants to reach unlisted.oishell-test.invalid:80") != std::string::npos) {
+      answered = true;
+      [[maybe_unused]] ssize_t n = ::write(terminal, "a", 1);
+    }
+    if (answered && !modes_checked && out.find(told) != std::string::npos) {
+      termios t{};
+      modes_checked = ::tcgetattr(terminal, &t) == 0;  // the master reports the terminal's modes
+      modes_after = t.c_lflag;
+    }
+  });
+  EXPECT_FALSE(r.timed_out) << json(r.out).dump();
+  EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
+  EXPECT_TRUE(answered) << json(r.out).dump();
+  ASSERT_TRUE(modes_checked) << json(r.out).dump();
+  // After the question, the terminal echoes and reads lines again (the single-key mode ended with it).
+  EXPECT_EQ(tcflag_t(ICANON | ECHO), modes_after & (ICANON | ECHO));
 }
 
 TEST_F(TerminalQuestions, ACallWithASecondCodeNestedInItIsRefusedNotAskedAbout) {

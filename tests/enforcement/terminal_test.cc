@@ -198,5 +198,31 @@ TEST(Terminal, AnAnswerTypedAtTheQuestionIsTaken) {
   EXPECT_NE(std::string::npos, run.output().find("code=200")) << run.output();
 }
 
+TEST(Terminal, TheQuestionTakesTheKeyAloneAndGivesTheTerminalBack) {
+  SandboxWorkspace w;
+  LocalServer server;
+  PtyRun run(ask_run(w, server));
+  ASSERT_TRUE(run.wait_for("wants to connect to local.test")) << run.output();
+  std::this_thread::sleep_for(200ms);
+  run.type("y");  // no Enter: before, the question waited for one and the request timed out unanswered
+  EXPECT_EQ(0, run.wait_exit()) << run.output();
+  EXPECT_NE(std::string::npos, run.output().find("code=200")) << run.output();
+  // The question's single-key mode did not outlive it: the terminal is cooked and echoes, as the test started it.
+  EXPECT_EQ(tcflag_t(ICANON | ECHO), run.modes().c_lflag & (ICANON | ECHO));
+  EXPECT_EQ(0, run.pending_input());
+}
+
+TEST(Terminal, EnterAloneAtTheQuestionIsNo) {
+  SandboxWorkspace w;
+  LocalServer server;
+  PtyRun run(ask_run(w, server));
+  ASSERT_TRUE(run.wait_for("wants to connect to local.test")) << run.output();
+  std::this_thread::sleep_for(200ms);
+  run.type("\r");
+  EXPECT_EQ(0, run.wait_exit()) << run.output();
+  EXPECT_NE(std::string::npos, run.output().find("code=403")) << run.output();
+  EXPECT_EQ(tcflag_t(ICANON | ECHO), run.modes().c_lflag & (ICANON | ECHO));
+}
+
 }  // namespace
 }  // namespace oishell::test

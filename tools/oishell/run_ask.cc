@@ -9,9 +9,11 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "base/answer_key.h"
 #include "base/terminal_text.h"
 #include "base/unique_fd.h"
 
@@ -37,30 +39,31 @@ struct TerminalAsker::State {
   TerminalRelay* terminal = nullptr;  // changed only under asking
   bool stopping = false;
   std::thread thread;
+  std::mutex modes_mutex;
+  std::optional<termios> modes_to_restore;  // set while a question holds the terminal in single-key mode
 };
 
 namespace {
 
-// One line from the terminal in its own (cooked) modes: what was typed before the question is discarded first.
-std::string read_answer(int tty) {
-  termios modes;
-  bool cooked_forced = false;
-  if (::tcgetattr(tty, &modes) == 0 && !(modes.c_lflag & ICANON)) {
-    termios cooked = modes;
-    cooked.c_lflag |= ICANON | ECHO;
-    cooked_forced = ::tcsetattr(tty, TCSADRAIN, &cooked) == 0;
+// The answer, one key at the terminal (base/answer_key.h): what was typed before the question is discarded first.
+// While the question is open its terminal modes are kept in `state` for the asker's destructor (a run that ends
+// while the user has not answered leaves the terminal as it found it).
+relay::AskAnswer read_answer(TerminalAsker::State& state) {
+  const int tty = state.tty.get();
+  SingleKeyMode single_key(tty);
+  if (single_key.active()) {
+    std::lock_guard lock(state.modes_mutex);
+    state.modes_to_restore = single_key.saved();
   }
   (void)::tcflush(tty, TCIFLUSH);
-  std::string line;
-  char c;
-  while (line.size() < 256) {
-    ssize_t n = ::read(tty, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || c == '\n' || c == '\r') break;
-    line.push_back(c);
+  auto key = read_answer_key(tty, "yan", poll_readable(tty));
+  {
+    std::lock_guard lock(state.modes_mutex);
+    state.modes_to_restore.reset();
   }
-  if (cooked_forced) (void)::tcsetattr(tty, TCSADRAIN, &modes);
-  return line;
+  const std::string echo = key && *key != '\n' ? std::string(1, *key) + "\r\n" : "\r\n";
+  (void)!::write(tty, echo.data(), echo.size());
+  return key ? parse_ask_answer(std::string(1, *key)) : relay::AskAnswer::deny;
 }
 
 // The question thread: it owns a share of the state, so it may outlive the asker (blocked reading the terminal).
@@ -80,9 +83,9 @@ void serve(const std::shared_ptr<TerminalAsker::State>& state) {
     // A new line, attributes and character set reset (the command may have left them invisible or garbled).
     std::string prompt = "\r\n\x1b[0m\x0foishell: the sandbox wants to connect to " +
                          escape_for_terminal(question.host) + ":" + std::to_string(question.port) +
-                         ". Allow? [y]es once, [a]lways, [N]o (then Enter): ";
+                         ". Allow? [y]es once, [a]lways, [N]o: ";
     (void)!::write(state->tty.get(), prompt.data(), prompt.size());
-    relay::AskAnswer verdict = parse_ask_answer(read_answer(state->tty.get()));
+    relay::AskAnswer verdict = read_answer(*state);
     if (terminal) terminal->resume();
     // The sandbox may have ended while the user typed: answer only one still attached (answering only queues).
     std::lock_guard lock(state->mutex);
@@ -104,7 +107,11 @@ TerminalAsker::~TerminalAsker() {
   }
   state_->changed.notify_all();
   // A question being read from the terminal cannot be interrupted portably; that thread keeps its share of the
-  // state and ends with the process.
+  // state and ends with the process. The terminal's modes go back as they were now.
+  {
+    std::lock_guard lock(state_->modes_mutex);
+    if (state_->modes_to_restore) (void)::tcsetattr(state_->tty.get(), TCSANOW, &*state_->modes_to_restore);
+  }
   if (state_->thread.joinable()) state_->thread.detach();
 }
 

@@ -3,7 +3,7 @@
 // otherwise. The question is the supervisor's own: when the command has a terminal relayed (runtime/
 // terminal_relay.h) the relay is paused while it is asked, so nothing the command prints can cover the question and
 // nothing typed before it appeared (nor the command's own input) can answer it: the input is flushed, the answer is
-// a whole line, and only "y"/"yes" or "a"/"always" allow. The host name comes from inside the sandbox and is
+// one key (base/answer_key.h; Enter alone is "no"), and only "y" or "a" allow. The host name comes from inside the sandbox and is
 // printed escaped (base/terminal_text.h).
 #include <memory>
 #include <mutex>
