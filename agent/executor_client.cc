@@ -120,6 +120,7 @@ std::vector<std::string> SupervisorClient::command_line() const {
       argv.push_back("--hide");
       argv.push_back(path);
     }
+    if (!options_.workspace.empty()) argv.insert(argv.end(), {"--workspace", options_.workspace});
     argv.insert(argv.end(), options_.extra_flags.begin(), options_.extra_flags.end());
     if (!options_.display.empty()) argv.insert(argv.end(), {"--display", options_.display});
   }
@@ -137,8 +138,9 @@ std::string SupervisorClient::description() const {
   std::string policy = options_.policy.empty() ? "default" : options_.policy;
   if (options_.sandbox == "none") return "no sandbox: code runs on this host as you (--sandbox none)";
   const std::string where = options_.kubernetes ? " in a Kubernetes pod" : "";
-  if (!options_.policy_label.empty()) return "openshell sandbox" + where + ", " + options_.policy_label;
-  return "openshell sandbox" + where + ", policy " + policy;
+  const std::string fresh = options_.workspace.empty() ? "" : ", fresh workspace " + options_.workspace;
+  if (!options_.policy_label.empty()) return "openshell sandbox" + where + ", " + options_.policy_label + fresh;
+  return "openshell sandbox" + where + ", policy " + policy + fresh;
 }
 
 Status SupervisorClient::spawn() {

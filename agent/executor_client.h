@@ -33,6 +33,9 @@ struct SupervisorOptions {
   int ready_timeout_ms = 60000;
   std::vector<std::string> extra_flags;       // policy flags added for the session (%policy learn)
   std::string display;                        // "WxH": a virtual display inside (--os); empty: none
+  // A fresh workspace made for the session (agent/session_workspace.h), passed as --workspace and named in
+  // description(); empty: the working directory.
+  std::string workspace;
   // --kubernetes: the supervisor runs in a pod, reached through `oishell-kube session` (deploy/kubernetes/).
   std::optional<std::string> kubernetes;
 };

@@ -1,6 +1,7 @@
 #include "agent/magic.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -273,6 +274,7 @@ void handle_magic(Agent& agent, const std::string& line) {
       text += "model: none configured\n";
     }
     text += "sandbox: " + agent.executor().description() + "\n";
+    if (char cwd[4096]; ::getcwd(cwd, sizeof cwd)) text += std::string("workspace: ") + cwd + "\n";
     std::string langs;
     for (const auto& l : agent.languages()) langs += (langs.empty() ? "" : ", ") + l;
     text += "languages: " + langs + "\n";

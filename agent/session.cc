@@ -9,6 +9,7 @@
 #include <cstring>
 #include <algorithm>
 #include <cstdlib>
+#include <ctime>
 
 #include "agent/acp/acp_server.h"
 #include "agent/computer_tool.h"
@@ -26,6 +27,7 @@
 #include "agent/private_file.h"
 #include "agent/profile_actions.h"
 #include "agent/server/oi_server.h"
+#include "agent/session_workspace.h"
 #include "base/terminal_text.h"
 #include "base/unique_fd.h"
 #include "oishell/build_config.h"
@@ -181,6 +183,33 @@ int run_session(const CliOptions& cli) {
     if (c.model.provider.empty()) c.model.provider = "openai";
   }
 
+  // Started where the sandbox would not let code write (the home directory, one containing it, `/`): a fresh
+  // workspace for the session, entered (the code's working directory, the page's and the system prompt's follow).
+  std::string fresh_workspace;
+  if (c.sandbox == "openshell" && !c.kubernetes && !c.acp) {
+    if (char cwd[4096]; ::getcwd(cwd, sizeof cwd)) {
+      auto ws = choose_session_workspace(env, cwd, std::time(nullptr));
+      if (!ws) {
+        display->notice(NoticeLevel::error, ws.status().message());
+        return 1;
+      }
+      if (!ws->started_in.empty()) {
+        // A policy file named relative to where the agent was started stays that file.
+        if (!c.policy.empty() && c.policy[0] != '/' && ::access(c.policy.c_str(), F_OK) == 0) {
+          c.policy = ws->started_in + "/" + c.policy;
+        }
+        if (::chdir(ws->path.c_str()) != 0) {
+          display->notice(NoticeLevel::error,
+                          Status::from_errno(errno, "chdir(\"" + ws->path + "\")").message());
+          return 1;
+        }
+        ::setenv("PWD", ws->path.c_str(), 1);
+        fresh_workspace = ws->path;
+        display->notice(NoticeLevel::info, escape_for_terminal(fresh_workspace_notice(*ws), true));
+      }
+    }
+  }
+
   TerminalInput input(c.json, prompt_history_path(env));
   KeyStore keys(keys_dir(env));
   auto chosen = choose_model(c, env, *display, input, keys);
@@ -216,6 +245,7 @@ int run_session(const CliOptions& cli) {
   sup.sandbox = c.sandbox;
   if (c.os) sup.display = c.os_display;
   sup.kubernetes = c.kubernetes;
+  sup.workspace = fresh_workspace;
   sup.policy = profile_policy.path().empty() ? c.policy : profile_policy.path();
   if (!profile_policy.path().empty()) sup.policy_label = "the policy in profile " + c.profile_path;
   // Every provider's key variables, the key in use and every saved key: none reaches the sandbox.

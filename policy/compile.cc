@@ -323,17 +323,17 @@ Result<SandboxSpec> compile(const Policy& policy, const CompileContext& context)
     } else {
       // A read-only workspace exposes nothing to writes, but `/` and the kernel's trees stay refused either way.
       bool read_only = policy.filesystem.workspace_read_only.get_or(false);
-      std::string why = writable_refusal(*real, real_home, allow_home);
+      std::string why = context.unconfined ? "" : writable_refusal(*real, real_home, allow_home);
       bool kernel_tree = *real == "/" || path_within(*real, "/proc") || path_within(*real, "/dev") ||
                          path_within(*real, "/sys");
       if (!why.empty() && (!read_only || kernel_tree)) {
-        bool home = !allow_home && !real_home.empty() && path_within(real_home, *real);
+        bool home = !allow_home && !real_home.empty() && *real != "/" && path_within(real_home, *real);
         errors.push_back(plain(ws_field.pos, "filesystem.workspace",
                                "workspace " + *real + " refused: " + why,
-                               home ? "use a project directory inside it; or, knowing that its dotfiles and ~/bin "
-                                      "stay read-only and everything else in it becomes writable, "
+                               home ? "cd into a project directory or pass --workspace DIR; or, knowing its "
+                                      "dotfiles and ~/bin stay read-only and the rest becomes writable, "
                                       "--allow-home-workspace (filesystem.allow_home_workspace: true)"
-                                    : "use a project directory"));
+                                    : "cd into a project directory or pass --workspace DIR"));
       }
       vars.workspace = *real;
     }

@@ -22,6 +22,9 @@ struct CompileContext {
   std::map<std::string, std::string> host_env;  // for env.pass (tests fill it by hand)
   const char* const* process_env = nullptr;     // from_process(): environ, read only for the names env.pass lists
   const HostFs* fs = nullptr;  // existence, kinds and symlinks of host paths; null = the real filesystem
+  // --sandbox none: nothing is bound or confined, the workspace is only the working directory, so no directory is
+  // refused as one (the home, `/`: the code runs as the caller wherever it is started).
+  bool unconfined = false;
   static CompileContext from_process();
   // `name`'s value in host_env, else in process_env; nullopt when neither has it.
   std::optional<std::string> env(const std::string& name) const;

@@ -144,7 +144,9 @@ int run_supervise(int argc, char** argv) {
   }
   ::signal(SIGPIPE, SIG_IGN);  // a client that goes away is an EPIPE, noticed by the event writer
 
-  auto compiled = compile_policy(args.source, args.overrides, CompileContext::from_process());
+  CompileContext context = CompileContext::from_process();
+  context.unconfined = !args.confined;  // --sandbox none: the environment and wall time apply, no workspace refusal
+  auto compiled = compile_policy(args.source, args.overrides, context);
   if (!compiled.is_ok()) {
     std::fprintf(stderr, "oishell: policy: %s\n", compiled.status().message().c_str());
     return kExitPolicyInvalid;
