@@ -82,7 +82,10 @@ std::string describe_network(const json& p) {
     text += "; other destinations: " +
             std::string(str(p, "network_unlisted") == "ask" ? "the user is asked" : str(p, "network_unlisted"));
   }
-  text += ". Programs reach the network through the HTTP(S)_PROXY the sandbox sets.\n";
+  text += str(p, "network") == "none"
+              ? ". Programs have no network: the sandbox has only its own loopback.\n"
+              : ". Every connection a program makes, through the HTTP(S)_PROXY the sandbox sets or directly, is "
+                "decided by these rules outside the sandbox; a refused one fails (EACCES, or 403 from the proxy).\n";
   if (rules && has_credentials(*rules)) {
     text += "- Credentials: each variable named above holds a placeholder (oishell-cred-...), never the secret. The "
             "sandbox's proxy, outside, puts the real secret in its place only in that header, only in HTTPS requests "
@@ -105,14 +108,16 @@ std::string describe_policy(const json& p) {
             "; files elsewhere on the host are hidden or read-only, and home is a fresh empty directory.\n";
   }
   if (!str(p, "network").empty()) text += describe_network(p);
-  if (p.contains("limits") && p["limits"].is_object() && !p["limits"].empty()) {
+  if (p.contains("limits_text") && p["limits_text"].is_array()) {
+    if (!p["limits_text"].empty()) text += "- Limits: " + join(p["limits_text"]) + "\n";
+  } else if (p.contains("limits") && p["limits"].is_object() && !p["limits"].empty()) {  // a supervisor from before
     std::string limits;
     for (const auto& [k, v] : p["limits"].items()) limits += (limits.empty() ? "" : ", ") + k + " " + v.dump();
     text += "- Limits: " + limits + "\n";
   }
   for (const auto& [k, v] : p.items()) {
     if (k == "workspace" || k == "workspace_read_only" || k == "network" || k == "network_allow" ||
-        k == "network_rules" || k == "network_unlisted" || k == "limits" || k == "cwd") {
+        k == "network_rules" || k == "network_unlisted" || k == "limits" || k == "limits_text" || k == "cwd") {
       continue;
     }
     text += "- " + k + ": " + (v.is_string() ? v.get<std::string>() : dump_json(v)) + "\n";

@@ -1,5 +1,7 @@
 #include "policy/summary.h"
 
+#include "policy/units.h"
+
 namespace oishell {
 namespace {
 
@@ -31,6 +33,14 @@ nlohmann::json policy_summary(const SandboxSpec& spec, uint64_t block_wall_ms) {
   if (spec.limits.memory_bytes) limits["memory_bytes"] = *spec.limits.memory_bytes;
   if (spec.limits.pids) limits["pids"] = *spec.limits.pids;
   if (spec.limits.cpu_time_seconds) limits["cpu_time_seconds"] = *spec.limits.cpu_time_seconds;
+  // The same limits as people write them ("memory 4 GiB"), for the agent's description and the web page.
+  nlohmann::json limits_text = nlohmann::json::array();
+  if (spec.limits.memory_bytes) limits_text.push_back("memory " + policy::format_size(*spec.limits.memory_bytes));
+  if (block_wall_ms) limits_text.push_back("wall time " + policy::format_duration_ms(block_wall_ms) + " per block");
+  if (spec.limits.pids) limits_text.push_back(std::to_string(*spec.limits.pids) + " processes");
+  if (spec.limits.cpu_time_seconds) {
+    limits_text.push_back("CPU time " + policy::format_duration_ms(*spec.limits.cpu_time_seconds * 1000));
+  }
   nlohmann::json allow = nlohmann::json::array();
   nlohmann::json rules = nlohmann::json::array();
   for (const auto& rule : spec.network.allow) {
@@ -47,7 +57,8 @@ nlohmann::json policy_summary(const SandboxSpec& spec, uint64_t block_wall_ms) {
           {"network_allow", allow},
           {"network_rules", rules},
           {"network_unlisted", spec.network.on_unlisted == OnUnlisted::ask ? "ask" : "deny"},
-          {"limits", limits}};
+          {"limits", limits},
+          {"limits_text", limits_text}};
 }
 
 }  // namespace oishell

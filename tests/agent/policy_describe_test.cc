@@ -22,7 +22,7 @@ constexpr const char* kSecret = "ghp_describe-SECRET-5511";
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The summary of `text` compiled on this host (in a fresh workspace), as the supervisor makes it.
-json summary_of(const std::string& text) {
+json summary_of(const std::string& text, uint64_t block_wall_ms = 0) {
   char workspace[] = "/tmp/oishell-describe-XXXXXX";
   if (!::mkdtemp(workspace)) {
     ADD_FAILURE() << "mkdtemp";
@@ -33,7 +33,7 @@ json summary_of(const std::string& text) {
   auto spec = policy::compile(loaded.policy, CompileContext::from_process());
   ::rmdir(workspace);
   EXPECT_TRUE(spec.is_ok()) << spec.status().message();
-  return spec.is_ok() ? policy_summary(*spec, 0) : json();
+  return spec.is_ok() ? policy_summary(*spec, block_wall_ms) : json();
 }
 
 TEST(DescribePolicy, HostsWithMethodsPathsAndCredentialNamesNeverTheSecret) {
@@ -84,8 +84,20 @@ TEST(DescribePolicy, OlderSummaryWithRuleTextsOnly) {
   json old = {{"network", "proxy, allowlist"}, {"network_allow", {"pypi.org:443", "example.com"}},
               {"network_unlisted", "ask"}};
   EXPECT_EQ("- Network: proxy, allowlist; allowed: pypi.org:443, example.com; other destinations: the user is asked. "
-            "Programs reach the network through the HTTP(S)_PROXY the sandbox sets.\n",
+            "Every connection a program makes, through the HTTP(S)_PROXY the sandbox sets or directly, is decided by "
+            "these rules outside the sandbox; a refused one fails (EACCES, or 403 from the proxy).\n",
             describe_policy(old));
+}
+
+// Limits as people write them, not in bytes; the network line says what is true (every connection decided).
+TEST(DescribePolicy, LimitsReadableAndNetworkLineTrue) {
+  std::string shown = describe_policy(summary_of("version: 1\nlimits:\n  memory: 4GiB\n  pids: 256\n", 90'000));
+  EXPECT_TRUE(has(shown, "- Limits: memory 4 GiB, wall time 1m30s per block, 256 processes\n")) << shown;
+  EXPECT_FALSE(has(shown, "4294967296")) << shown;
+  EXPECT_FALSE(has(shown, "memory_bytes")) << shown;
+  EXPECT_TRUE(has(shown, "Every connection a program makes")) << shown;
+  EXPECT_FALSE(has(shown, "Programs reach the network through")) << shown;
+  EXPECT_TRUE(has(describe_policy(summary_of("version: 1\nnetwork:\n  mode: none\n")), "Programs have no network"));
 }
 
 }  // namespace
