@@ -187,42 +187,30 @@ TEST(Terminal, APreTypedAnswerCannotAnswerTheNetworkQuestion) {
   EXPECT_NE(std::string::npos, run.output().find("code=403")) << run.output();
 }
 
-TEST(Terminal, AnAnswerTypedAtTheQuestionIsTaken) {
+// Types `keys` once the network question is on the terminal; the command's fetch then reports `outcome`. Whatever
+// the answer, the question's single-key mode does not outlive it: the terminal is cooked and echoes, as the test
+// started it, and nothing typed is left over for the next reader.
+void answer_the_question(const std::string& keys, const std::string& outcome) {
   SandboxWorkspace w;
   LocalServer server;
   PtyRun run(ask_run(w, server));
   ASSERT_TRUE(run.wait_for("wants to connect to local.test")) << run.output();
   std::this_thread::sleep_for(200ms);
-  run.type("y\r");
+  run.type(keys);
   EXPECT_EQ(0, run.wait_exit()) << run.output();
-  EXPECT_NE(std::string::npos, run.output().find("code=200")) << run.output();
-}
-
-TEST(Terminal, TheQuestionTakesTheKeyAloneAndGivesTheTerminalBack) {
-  SandboxWorkspace w;
-  LocalServer server;
-  PtyRun run(ask_run(w, server));
-  ASSERT_TRUE(run.wait_for("wants to connect to local.test")) << run.output();
-  std::this_thread::sleep_for(200ms);
-  run.type("y");  // no Enter: before, the question waited for one and the request timed out unanswered
-  EXPECT_EQ(0, run.wait_exit()) << run.output();
-  EXPECT_NE(std::string::npos, run.output().find("code=200")) << run.output();
-  // The question's single-key mode did not outlive it: the terminal is cooked and echoes, as the test started it.
+  EXPECT_NE(std::string::npos, run.output().find(outcome)) << run.output();
   EXPECT_EQ(tcflag_t(ICANON | ECHO), run.modes().c_lflag & (ICANON | ECHO));
   EXPECT_EQ(0, run.pending_input());
 }
 
-TEST(Terminal, EnterAloneAtTheQuestionIsNo) {
-  SandboxWorkspace w;
-  LocalServer server;
-  PtyRun run(ask_run(w, server));
-  ASSERT_TRUE(run.wait_for("wants to connect to local.test")) << run.output();
-  std::this_thread::sleep_for(200ms);
-  run.type("\r");
-  EXPECT_EQ(0, run.wait_exit()) << run.output();
-  EXPECT_NE(std::string::npos, run.output().find("code=403")) << run.output();
-  EXPECT_EQ(tcflag_t(ICANON | ECHO), run.modes().c_lflag & (ICANON | ECHO));
-}
+TEST(Terminal, AnAnswerTypedAtTheQuestionIsTaken) { answer_the_question("y\r", "code=200"); }
+
+// The key alone answers: before, the question waited for Enter and the request went unanswered.
+TEST(Terminal, TheQuestionTakesTheKeyAlone) { answer_the_question("y", "code=200"); }
+
+TEST(Terminal, AWordTypedWholeIsTakenToo) { answer_the_question("always\r", "code=200"); }
+
+TEST(Terminal, EnterAloneAtTheQuestionIsNo) { answer_the_question("\r", "code=403"); }
 
 }  // namespace
 }  // namespace oishell::test
