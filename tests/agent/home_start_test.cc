@@ -36,15 +36,13 @@ std::vector<std::string> fresh_workspaces(const std::string& home) {
 class StartedInHome : public ::testing::Test {
  protected:
   // `interpreter ARGS` at a terminal in `cwd`, answering "y" when asked to run code.
-  RunResult run(ScriptedServer& server, const std::string& cwd, std::vector<std::string> args,
-                const std::string& typed = "") {
+  RunResult run(ScriptedServer& server, const std::string& cwd, std::vector<std::string> args) {
     RunOptions o;
     o.args = {"--model", "scripted-model", "--api_base", server.base()};
     o.args.insert(o.args.end(), args.begin(), args.end());
     o.env = {{"OPENAI_API_KEY", "sk-home"}, {"TERM", "xterm"}};
     o.cwd = cwd;
     o.home = home_;
-    o.stdin_data = typed;
     bool answered = false;
     RunResult r = run_in_terminal(o, [&](int terminal, const std::string& out) {
       if (answered || out.find("Would you like to run this code?") == std::string::npos) return;
@@ -121,7 +119,20 @@ TEST_F(StartedInHome, AnAncestorOfTheHomeAndTheRootDirectoryAlike) {
 
 TEST_F(StartedInHome, TheBannerAndInfoNameTheWorkspace) {
   ScriptedServer server(json::array({say("Hello.")}));
-  RunResult r = run(server, home_, {}, "%info\n\x04");
+  RunOptions o;
+  o.args = {"--model", "scripted-model", "--api_base", server.base()};
+  o.env = {{"OPENAI_API_KEY", "sk-home"}, {"TERM", "xterm"}};
+  o.cwd = home_;
+  o.home = home_;
+  o.stdin_data = "%info\r";
+  bool ended = false;
+  RunResult r = run_in_terminal(o, [&](int terminal, const std::string& out) {
+    // Ctrl-D at the prompt after %info's answer ends the session.
+    if (ended || out.find("profile: ") == std::string::npos || out.rfind("> ") < out.find("profile: ")) return;
+    ended = true;
+    [[maybe_unused]] ssize_t n = ::write(terminal, "\x04", 1);
+  });
+  EXPECT_FALSE(r.timed_out) << json(r.out).dump();
   EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
   auto made = fresh_workspaces(home_);
   ASSERT_EQ(1u, made.size()) << json(r.out).dump();
