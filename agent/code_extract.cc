@@ -294,7 +294,12 @@ void check_code(AnswerPart* part, const std::vector<std::string>& languages, std
   if (std::find(languages.begin(), languages.end(), m.format) == languages.end()) {
     std::string list;
     for (const auto& l : languages) list += (list.empty() ? "" : ", ") + l;
-    part->problem = "Unknown language `" + m.format + "`: nothing was run. The languages available are: " + list + ".";
+    // A language the executors know whose interpreter this machine lacks (ruby, R, java are offered, not required).
+    const bool known = m.format == "javascript" || m.format == "ruby" || m.format == "r" || m.format == "java";
+    part->problem = (known ? "`" + m.format + "` is not installed on this machine (its interpreter is not on the "
+                             "sandbox's PATH)"
+                           : "Unknown language `" + m.format + "`") +
+                    ": nothing was run. The languages available are: " + list + ".";
   }
 }
 

@@ -166,6 +166,16 @@ TEST(CodeExtract, UnknownLanguageIsToldBackWithTheList) {
   EXPECT_TRUE(code_parts(extract_answer(text("```js\nconsole.log(1)\n```"), kLangs))[0]->problem.empty());
 }
 
+TEST(CodeExtract, AKnownLanguageNotInstalledIsSaidSo) {
+  // ruby is not among kLangs: as on a machine without it (tools/dev run installs no language but python3).
+  auto e = extract_answer(tool("execute", R"J({"language": "rb", "code": "puts 1"})J"), kLangs);
+  auto code = code_parts(e);
+  ASSERT_EQ(1u, code.size());
+  EXPECT_EQ("`ruby` is not installed on this machine (its interpreter is not on the sandbox's PATH): nothing was run. "
+            "The languages available are: python, shell, javascript.",
+            code[0]->problem);
+}
+
 TEST(CodeExtract, BrokenJsonArgumentsRepaired) {
   // Raw newline inside the string and the closing brace missing.
   auto e = extract_answer(tool("execute", "{\"language\": \"python\", \"code\": \"a = 1\nprint(a)"), kLangs);
