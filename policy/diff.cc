@@ -177,8 +177,21 @@ void compare_unix(const NetworkSpec& na, const NetworkSpec& nb, SpecDiff& out) {
   }
 }
 
-void compare_network(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) {
-  const auto &na = a.network, &nb = b.network;
+// Pinned resolution (`hosts:`): a pin only one side has, or one pointing elsewhere.
+void compare_pins(const NetworkSpec& na, const NetworkSpec& nb, SpecDiff& out) {
+  auto one_way = [](const NetworkSpec& mine, const NetworkSpec& theirs, std::vector<std::string>& lines) {
+    for (const auto& [name, ip] : mine.hosts) {
+      auto other = theirs.hosts.find(name);
+      if (other != theirs.hosts.end() && other->second == ip) continue;
+      lines.push_back("network: " + name + " resolves to " + ip +
+                      (other == theirs.hosts.end() ? std::string(" (pinned)") : " (the other: " + other->second + ")"));
+    }
+  };
+  one_way(nb, na, out.only_b);
+  one_way(na, nb, out.only_a);
+}
+
+void compare_network(const NetworkSpec& na, const NetworkSpec& nb, SpecDiff& out) {
   compare_unix(na, nb, out);
   bool a_net = na.mode == NetMode::proxy, b_net = nb.mode == NetMode::proxy;
   if (a_net != b_net) {
@@ -213,6 +226,7 @@ void compare_network(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) 
   for (const auto& c : pa) {
     if (!pb.count(c)) out.only_a.push_back("network: private addresses in " + c);
   }
+  compare_pins(na, nb, out);
 }
 
 void compare_process(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) {
@@ -278,10 +292,16 @@ void compare_env(const SandboxSpec& a, const SandboxSpec& b, SpecDiff& out) {
 
 }  // namespace
 
+SpecDiff diff_network(const NetworkSpec& a, const NetworkSpec& b) {
+  SpecDiff out;
+  compare_network(a, b, out);
+  return out;
+}
+
 SpecDiff diff_specs(const SandboxSpec& a, const SandboxSpec& b) {
   SpecDiff out;
   compare_files(a, b, out);
-  compare_network(a, b, out);
+  compare_network(a.network, b.network, out);
   compare_process(a, b, out);
   const auto &la = a.limits, &lb = b.limits;
   compare_limit("memory", la.memory_bytes, lb.memory_bytes, &format_size, out);

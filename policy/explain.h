@@ -22,5 +22,7 @@ struct SpecDiff {
 
 // Both specs compiled against the same host.
 SpecDiff diff_specs(const SandboxSpec& a, const SandboxSpec& b);
+// The network part of diff_specs alone (rules, allow_all, on_unlisted, private ranges, pins, unix sockets).
+SpecDiff diff_network(const NetworkSpec& a, const NetworkSpec& b);
 
 }  // namespace oishell::policy
