@@ -36,9 +36,11 @@ void emit_allowed(EventSink& sink, std::string_view protocol, std::string_view h
 }
 
 void emit_closed(EventSink& sink, std::string_view host, uint16_t port, uint64_t bytes_up, uint64_t bytes_down,
-                 uint64_t duration_ms) {
-  sink.emit({{"event", "net.closed"}, {"host", host}, {"port", port}, {"bytes_up", bytes_up},
-             {"bytes_down", bytes_down}, {"duration_ms", duration_ms}});
+                 uint64_t duration_ms, std::string_view reason) {
+  nlohmann::json event = {{"event", "net.closed"}, {"host", host}, {"port", port}, {"bytes_up", bytes_up},
+                          {"bytes_down", bytes_down}, {"duration_ms", duration_ms}};
+  if (!reason.empty()) event["reason"] = reason;
+  sink.emit(event);
 }
 
 void emit_ask(EventSink& sink, uint64_t id, std::string_view host, uint16_t port) {

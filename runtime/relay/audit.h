@@ -20,8 +20,9 @@ void emit_credential_used(EventSink& sink, std::string_view host, uint16_t port,
 void emit_secret_withheld(EventSink& sink, std::string_view host, uint16_t port, std::string_view credential);
 void emit_allowed(EventSink& sink, std::string_view protocol, std::string_view host, uint16_t port,
                   std::string_view rule, std::string_view address);
+// `reason`, when not empty: why the relay ended it (a policy change that no longer allows the destination).
 void emit_closed(EventSink& sink, std::string_view host, uint16_t port, uint64_t bytes_up, uint64_t bytes_down,
-                 uint64_t duration_ms);
+                 uint64_t duration_ms, std::string_view reason = {});
 void emit_ask(EventSink& sink, uint64_t id, std::string_view host, uint16_t port);
 void emit_error(EventSink& sink, std::string_view host, uint16_t port, std::string_view reason);
 

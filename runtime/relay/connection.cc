@@ -86,7 +86,8 @@ void Connection::close_upstream() {
   if (upstream_open_) {
     upstream_open_ = false;
     uint64_t down = down_.bytes_out() > reply_bytes_ ? down_.bytes_out() - reply_bytes_ : 0;
-    emit_closed(*ctx_.events, host_, port_, up_.bytes_out(), down, ms_between(upstream_started_, Clock::now()));
+    emit_closed(*ctx_.events, host_, port_, up_.bytes_out(), down, ms_between(upstream_started_, Clock::now()),
+                closed_reason_);
   }
 }
 

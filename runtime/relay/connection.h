@@ -77,6 +77,15 @@ class Connection {
   bool on_answer(AskAnswer answer);
   bool on_timer(Clock::time_point now);
   uint64_t ask_id() const { return ask_id_; }
+  // After the network policy changed (Relay::update_network, ctx.spec replaced): why this connection's destination
+  // is no longer allowed as it is being carried out (denied now, left to a question it was never asked, inspected
+  // now, other HTTPS rules, its address no longer exempt from the guard), or "" when it may go on. A connection
+  // waiting for an answer that is denied now is refused here at once.
+  std::string policy_refusal();
+  // Ends the connection for `reason` (its net.closed carries it); destroy it afterwards.
+  void end_for_policy(std::string reason);
+  // Its terminator holds rules of the NetworkSpec it was decided with (https_terminator.h: TerminatedRule).
+  bool terminated() const { return !terminating_.empty(); }
 
  private:
   enum class Phase { socks_greeting, socks_request, http_head, asking, resolving, connecting, tunnel, forwarding,
@@ -166,6 +175,7 @@ class Connection {
   bool upstream_open_ = false;  // net.allowed emitted; net.closed due
   uint64_t reply_bytes_ = 0;    // our own replies in down_ (not counted as bytes_down)
   bool client_shut_ = false;
+  std::string closed_reason_;  // end_for_policy(): in net.closed
 };
 
 }  // namespace oishell::relay

@@ -4,6 +4,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -48,6 +49,60 @@ Result<SSL_CTX*> Termination::upstream_context(const std::string& ca_file) {
   SSL_CTX* context = made->get();
   upstream_contexts.emplace(ca_file, std::move(made.value()));
   return context;
+}
+
+std::string Connection::policy_refusal() {
+  switch (phase_) {
+    case Phase::http_head:
+      // Between two forwarded requests: the next is decided by the new rules, but the upstream kept alive for the
+      // last one must not outlive its allowance.
+      if (mode_ != Mode::forward || !upstream_.fd) return "";
+      break;
+    case Phase::socks_greeting:
+    case Phase::socks_request:
+    case Phase::draining:
+    case Phase::done:
+      return "";  // nothing decided yet, or nothing carried any more
+    case Phase::asking:
+    case Phase::resolving:
+    case Phase::connecting:
+    case Phase::tunnel:
+    case Phase::forwarding:
+      break;
+  }
+  if (host_.empty()) return "";
+  NetDecision decision = decide(ctx_.spec, host_, port_);
+  if (decision.verdict == NetDecision::Verdict::deny) return "policy changed: denied now (" + decision.rule + ")";
+  if (phase_ == Phase::asking) return "";  // the user's answer decides, as it would have
+  bool answered = rule_.starts_with("ask:") || ctx_.session_allowed.count(session_key(host_, port_));
+  if (decision.verdict == NetDecision::Verdict::ask && !answered) {
+    return "policy changed: no longer allowed by a rule (now " + decision.rule + ")";
+  }
+  if (decision.verdict == NetDecision::Verdict::allow && decision.inspect && !inspect_) {
+    return "policy changed: now inspected (" + decision.rule + ")";
+  }
+  std::vector<TerminatedRule> now = decision.verdict == NetDecision::Verdict::allow
+                                        ? terminating_rules(ctx_, host_, port_)
+                                        : std::vector<TerminatedRule>{};
+  bool same_rules = now.size() == terminating_.size() &&
+                    std::equal(now.begin(), now.end(), terminating_.begin(),
+                               [](const TerminatedRule& a, const TerminatedRule& b) { return *a.rule == *b.rule; });
+  if (!same_rules) return "policy changed: its HTTPS rules changed";
+  if (!address_.empty()) {
+    if (auto address = IpAddress::parse(address_)) {
+      if (std::string why = check_resolved_address(ctx_.spec, *address); !why.empty()) {
+        return "policy changed: " + why;
+      }
+    }
+  }
+  return "";
+}
+
+void Connection::end_for_policy(std::string reason) {
+  closed_reason_ = std::move(reason);
+  if (phase_ == Phase::asking) ask_id_ = 0;
+  close_upstream();
+  phase_ = Phase::done;
 }
 
 void Connection::begin_decision() {

@@ -189,10 +189,24 @@ void DatagramRelay::retain(const std::vector<DatagramSource>& live) {
   }
 }
 
-void DatagramRelay::end(std::map<std::string, Association>::iterator it) {
+size_t DatagramRelay::end_refused(const std::function<std::string(const DatagramTarget&)>& refusal) {
+  size_t ended = 0;
+  for (auto it = by_source_.begin(); it != by_source_.end();) {
+    auto next = std::next(it);
+    if (std::string why = refusal(it->second.target); !why.empty()) {
+      end(it, why);
+      ++ended;
+    }
+    it = next;
+  }
+  return ended;
+}
+
+void DatagramRelay::end(std::map<std::string, Association>::iterator it, std::string_view reason) {
   Association& a = it->second;
   loop_.remove(a.upstream.get());
-  emit_closed(events_, a.target.host, a.target.port, a.bytes_up, a.bytes_down, elapsed_ms(a.started, Clock::now()));
+  emit_closed(events_, a.target.host, a.target.port, a.bytes_up, a.bytes_down, elapsed_ms(a.started, Clock::now()),
+              reason);
   by_id_.erase(a.id);
   by_source_.erase(it);  // closes the upstream socket
 }

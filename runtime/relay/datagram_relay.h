@@ -22,8 +22,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -88,6 +90,9 @@ class DatagramRelay {
   void forget(const DatagramSource& source);
   // Ends every association whose source is not in `live` (the sandbox's UDP sockets: the others were closed).
   void retain(const std::vector<DatagramSource>& live);
+  // A policy change (Relay::update_network): ends every association for which `refusal` gives a reason (its
+  // destination is no longer allowed), with net.closed carrying that reason. Returns how many ended.
+  size_t end_refused(const std::function<std::string(const DatagramTarget&)>& refusal);
 
   void on_event(uint64_t tag, uint32_t events);
   int next_timeout_ms() const;  // until the next association expires; -1 when there is none
@@ -109,7 +114,7 @@ class DatagramRelay {
   };
   void from_inner(size_t index);
   void from_upstream(uint64_t id);
-  void end(std::map<std::string, Association>::iterator it);
+  void end(std::map<std::string, Association>::iterator it, std::string_view reason = {});
   void expire(Clock::time_point now);
 
   EventLoop& loop_;

@@ -12,6 +12,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <map>
@@ -193,7 +195,37 @@ class RelayImpl final : public Relay {
 
   int activity_fd() const override { return loop_.fd(); }
 
+  Result<NetworkUpdate> update_network(NetworkSpec spec) override {
+    const auto began = std::chrono::steady_clock::now();
+    std::future<NetworkUpdate> applied;
+    {
+      std::lock_guard<std::mutex> serving(serve_mu_);  // serve() does not start the thread meanwhile
+      if (stopped_ || stopping_) return Status::error("relay: stopped; the network policy cannot change");
+      if (!thread_.joinable()) {
+        // Nothing runs on the loop yet: in force at once, on this thread.
+        NetworkUpdate update = apply_network(std::move(spec));
+        update.applied_us = elapsed_us(began);
+        return update;
+      }
+      std::promise<NetworkUpdate> promise;
+      applied = promise.get_future();
+      {
+        std::lock_guard<std::mutex> lock(answers_mu_);
+        updates_.emplace_back(std::move(spec), std::move(promise));
+      }
+    }
+    loop_.wake();
+    try {
+      NetworkUpdate update = applied.get();
+      update.applied_us = elapsed_us(began);
+      return update;
+    } catch (const std::future_error&) {
+      return Status::error("relay: stopped before the network policy changed");
+    }
+  }
+
   Status serve() override {
+    std::lock_guard<std::mutex> serving(serve_mu_);
     if (thread_.joinable() || stopped_) return Status::error("relay: serve() called twice");
     if (listeners_.empty() && !broker_) return Status::error("relay: serve() with neither listeners nor a broker");
     thread_ = std::thread([this] {
@@ -213,12 +245,19 @@ class RelayImpl final : public Relay {
   }
 
   void stop() override {
-    stopping_ = true;
+    {
+      std::lock_guard<std::mutex> serving(serve_mu_);
+      stopping_ = true;
+    }
     if (thread_.joinable()) {
       loop_.wake();
       thread_.join();
     }
     stopped_ = true;
+    {
+      std::lock_guard<std::mutex> lock(answers_mu_);
+      updates_.clear();  // their callers see a broken promise: not applied
+    }
     dns_.reset();
     conns_.clear();
     broker_.reset();  // answers what is still pending: refused
@@ -260,6 +299,7 @@ class RelayImpl final : public Relay {
       if (dns_) dns_->on_timer();  // also answers the stub's queries whose resolutions completed above
       complete_resolutions();
       complete_answers();
+      take_updates();
       take_submitted();
       if (broker_) broker_->on_timer();
       if (datagrams_) datagrams_->on_timer();
@@ -404,6 +444,57 @@ class RelayImpl final : public Relay {
     }
   }
 
+  static uint64_t elapsed_us(std::chrono::steady_clock::time_point since) {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - since).count());
+  }
+
+  void take_updates() {
+    std::vector<std::pair<NetworkSpec, std::promise<NetworkUpdate>>> batch;
+    {
+      std::lock_guard<std::mutex> lock(answers_mu_);
+      if (updates_.empty()) return;
+      batch.swap(updates_);
+    }
+    for (auto& [spec, promise] : batch) promise.set_value(apply_network(std::move(spec)));
+  }
+
+  // On the loop (or before it runs): the new rules in force, then what they no longer allow closed.
+  NetworkUpdate apply_network(NetworkSpec spec) {
+    NetworkUpdate update;
+    spec.host_addresses = ctx_.spec.host_addresses;  // the machine's, found when the relay was made
+    // The terminators of open connections point at rules of the spec they were decided with: kept until they end.
+    retired_.push_back(std::make_unique<NetworkSpec>(std::move(ctx_.spec)));
+    ctx_.spec = std::move(spec);
+    bool terminated_open = false;
+    for (auto it = conns_.begin(); it != conns_.end();) {
+      std::string why = it->second->policy_refusal();
+      if (!why.empty() || (it->second->terminated() && retired_.size() > kMaxRetiredSpecs)) {
+        it->second->end_for_policy(why.empty() ? "policy changed: HTTPS rules kept through too many changes" : why);
+        it = conns_.erase(it);
+        ++update.closed_connections;
+        continue;
+      }
+      terminated_open = terminated_open || it->second->terminated();
+      ++it;
+    }
+    if (!terminated_open) retired_.clear();
+    if (datagrams_) {
+      update.ended_associations = datagrams_->end_refused([this](const DatagramTarget& target) -> std::string {
+        NetDecision decision = decide(ctx_.spec, target.host, target.port, HostRule::Protocol::udp);
+        if (decision.verdict != NetDecision::Verdict::allow) {
+          return "policy changed: denied now (" + decision.rule + ")";
+        }
+        if (auto address = IpAddress::parse(target.address)) {
+          std::string why = check_resolved_address(ctx_.spec, *address);
+          if (!why.empty()) return "policy changed: " + why;
+        }
+        return "";
+      });
+    }
+    return update;
+  }
+
   void complete_resolutions() {
     while (!resolved_.empty()) {
       auto batch = std::move(resolved_);
@@ -459,6 +550,11 @@ class RelayImpl final : public Relay {
   uint64_t next_ask_id_ = 1;
   std::mutex answers_mu_;
   std::vector<std::pair<uint64_t, AskAnswer>> answers_;
+  std::vector<std::pair<NetworkSpec, std::promise<NetworkUpdate>>> updates_;  // with answers_mu_
+  // Specs replaced while a terminated connection was open (apply_network); at most kMaxRetiredSpecs.
+  static constexpr size_t kMaxRetiredSpecs = 32;
+  std::vector<std::unique_ptr<NetworkSpec>> retired_;
+  std::mutex serve_mu_;  // serve() against update_network() deciding whether the loop runs
   std::atomic<bool> stopping_{false};
   bool stopped_ = false;
   std::thread thread_;

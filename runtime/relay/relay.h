@@ -42,6 +42,13 @@ struct AskRequest {
 // thread. A question not answered within ask_timeout_ms is denied.
 using AskHandler = std::function<void(const AskRequest&)>;
 
+// What a live change of the network policy did (Relay::update_network).
+struct NetworkUpdate {
+  uint64_t closed_connections = 0;   // relay connections (HTTP, SOCKS5, joined) to destinations no longer allowed
+  uint64_t ended_associations = 0;   // datagram associations to destinations no longer allowed
+  uint64_t applied_us = 0;           // from the call to the new rules in force (queued on a running loop and back)
+};
+
 struct RelayOptions {
   uint32_t ask_timeout_ms = 60'000;
   uint32_t connect_timeout_ms = 10'000;
@@ -78,6 +85,12 @@ class Relay {
     return listening.is_ok() ? serve() : listening;
   }
   virtual void answer(uint64_t ask_id, AskAnswer answer) = 0;
+  // Replaces the network section every decision reads (connections, the connect broker, the DNS stub, datagram
+  // associations; policy/live_network.h says what may change): the next connection, DNS answer and association are
+  // decided by `spec`, and open connections and associations it no longer allows are closed (net.closed with the
+  // reason). The machine's own addresses (host_addresses) are kept. From any thread; returns once in force. The
+  // decisions themselves read the spec as before: nothing is added to their path.
+  virtual Result<NetworkUpdate> update_network(NetworkSpec spec) = 0;
   // The connect broker on this relay's loop (runtime/broker/broker.h), before serve(): the relay fills in the
   // loop, the resolver, the join hooks and the HTTP listener's port; the rest comes from the supervisor.
   virtual Status start_broker(broker::BrokerContext context) = 0;
