@@ -1,5 +1,6 @@
 #include "runtime/executors/protocol.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -182,6 +183,65 @@ uint64_t control_seq(const ControlMessage& message) {
   return 0;
 }
 
+namespace {
+
+// `policy`: exactly one of `network`, a patch (`allow`, `deny`, `remove`, `on_unlisted`) or `reload`.
+Result<Request> parse_policy_request(const json& request) {
+  static const std::vector<std::string> kKeys = {"op",     "ref",    "network",     "allow",
+                                                 "deny",   "remove", "on_unlisted", "reload"};
+  for (const auto& [key, value] : request.items()) {
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      return Status::error("policy: unknown field `" + key +
+                           "` (network, allow, deny, remove, on_unlisted, reload, ref)");
+    }
+  }
+  PolicyRequest out;
+  auto ref = string_field(request, "policy", "ref", /*required=*/false);
+  if (!ref) return ref.status();
+  out.ref = *ref;
+  int kinds = 0;
+  if (auto it = request.find("network"); it != request.end()) {
+    if (!it->is_object()) return Status::error("policy: `network` must be an object (the policy's network section)");
+    out.network = *it;
+    ++kinds;
+  }
+  bool patch = false;
+  for (const char* key : {"allow", "deny"}) {
+    if (auto it = request.find(key); it != request.end()) {
+      if (!it->is_array()) return Status::error(std::string("policy: `") + key + "` must be an array of rules");
+      (std::string(key) == "allow" ? out.allow : out.deny) = *it;
+      patch = true;
+    }
+  }
+  if (auto it = request.find("remove"); it != request.end()) {
+    if (!it->is_array()) return Status::error("policy: `remove` must be an array of rule texts");
+    for (const auto& text : *it) {
+      if (!text.is_string()) return Status::error("policy: `remove` must be an array of rule texts");
+      out.remove.push_back(text.get<std::string>());
+    }
+    patch = true;
+  }
+  if (request.contains("on_unlisted")) {
+    auto value = string_field(request, "policy", "on_unlisted");
+    if (!value) return value.status();
+    out.on_unlisted = *value;
+    patch = true;
+  }
+  if (patch) ++kinds;
+  if (auto it = request.find("reload"); it != request.end()) {
+    if (!it->is_boolean()) return Status::error("policy: `reload` must be true or false");
+    out.reload = it->get<bool>();
+    if (out.reload) ++kinds;
+  }
+  if (kinds != 1) {
+    return Status::error("policy: give exactly one of `network` (a whole network section), a patch (`allow`, `deny`, "
+                         "`remove`, `on_unlisted`) or `reload: true`");
+  }
+  return Request(std::move(out));
+}
+
+}  // namespace
+
 Result<Request> parse_request(std::string_view line) {
   json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded()) return Status::error("request is not valid JSON");
@@ -252,7 +312,8 @@ Result<Request> parse_request(std::string_view line) {
     return Request(answer);
   }
   if (op == "shutdown") return Request(ShutdownRequest{});
-  return Status::error("unknown op `" + op + "` (exec, interrupt, input, reset, answer, shutdown)");
+  if (op == "policy") return parse_policy_request(request);
+  return Status::error("unknown op `" + op + "` (exec, interrupt, input, reset, answer, shutdown, policy)");
 }
 
 json error_event(std::string_view message, std::string_view id) {

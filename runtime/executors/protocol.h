@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,9 +40,21 @@ struct AnswerRequest {
   relay::AskAnswer decision = relay::AskAnswer::deny;
 };
 struct ShutdownRequest {};
+// A live change of the sandbox's network policy (docs/protocol.md, "Changing the network policy"): a whole network
+// section, or a patch of the rules in force, or the policy file read again. Validated and applied by
+// SessionOptions::on_policy; answered with `policy.changed` or `policy.rejected` carrying `ref`.
+struct PolicyRequest {
+  std::string ref;                                   // client-chosen, echoed in the answer ("" when not given)
+  std::optional<nlohmann::json> network;             // a whole `network:` mapping
+  nlohmann::json allow = nlohmann::json::array();    // patch: rules added to network.allow (strings or objects)
+  nlohmann::json deny = nlohmann::json::array();     // patch: rules added to network.deny
+  std::vector<std::string> remove;                   // patch: rule texts removed
+  std::optional<std::string> on_unlisted;            // patch: "deny" or "ask"
+  bool reload = false;                               // the policy file read again
+};
 
-using Request =
-    std::variant<ExecRequest, InterruptRequest, InputRequest, ResetRequest, AnswerRequest, ShutdownRequest>;
+using Request = std::variant<ExecRequest, InterruptRequest, InputRequest, ResetRequest, AnswerRequest,
+                             ShutdownRequest, PolicyRequest>;
 
 // Parses one request line. The error message names the field ("exec: `code` must be a string").
 Result<Request> parse_request(std::string_view line);

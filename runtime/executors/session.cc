@@ -143,6 +143,13 @@ void Session::handle_line(const std::string& line) {
                  },
                  [&](const AnswerRequest& r) { sandbox_.answer_ask(r.ask_id, r.decision); },
                  [&](const ShutdownRequest&) { stop_ = true; },
+                 [&](const PolicyRequest& r) {
+                   if (options_.on_policy) return events_.emit(options_.on_policy(r));
+                   nlohmann::json rejected = {{"event", "policy.rejected"},
+                                              {"errors", {"this session cannot change its policy"}}};
+                   if (!r.ref.empty()) rejected["ref"] = r.ref;
+                   events_.emit(rejected);
+                 },
              },
              *parsed);
 }

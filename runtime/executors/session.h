@@ -2,6 +2,7 @@
 // Session: one per sandbox. Reads protocol requests (JSON lines) from an fd, routes blocks to one executor per
 // language, forwards what the executors report as events, and runs the poll loop that keeps everything moving
 // (non-blocking fds everywhere; the only blocking write is the event stream to the client).
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "runtime/executors/event_writer.h"
 #include "runtime/executors/executor.h"
 #include "runtime/executors/language.h"
+#include "runtime/executors/protocol.h"
 #include "runtime/outside/sandbox.h"
 
 namespace oishell::executors {
@@ -22,6 +24,9 @@ struct SessionOptions {
   std::string drivers_inside;    // the drivers directory as seen by the executors
   std::string drivers_host;      // the same directory on the host (to check the drivers exist)
   std::vector<std::string> prestart;  // languages to start before the first block (warm session)
+  // A `policy` request: validates and applies it, and returns the answer (`policy.changed` or `policy.rejected`).
+  // Null: the session cannot change its policy (answered `policy.rejected`).
+  std::function<nlohmann::json(const PolicyRequest&)> on_policy;
 };
 
 // A language the session can run: its table entry and where its program and driver are inside.

@@ -116,6 +116,13 @@ class Sandbox {
   virtual Result<ExitInfo> wait(uint64_t id) = 0;
   // Answer a network ask.
   virtual void answer_ask(uint64_t ask_id, relay::AskAnswer answer) = 0;
+  // The network policy of the running sandbox replaced (relay::Relay::update_network; policy/live_network.h checks
+  // that `network` may replace the running one). From any thread; returns once in force. An error when nothing
+  // decides this sandbox's network (no sandbox at all).
+  virtual Result<relay::NetworkUpdate> update_network(const NetworkSpec& network) {
+    (void)network;
+    return Status::error("this session has no sandbox: nothing decides its network, so there is no policy to change");
+  }
   // What was enforced and what degraded, as sentences; also sent in the "start" event.
   virtual const std::vector<std::string>& degradations() const = 0;
   // Serves `client` in the monitor from the next wait on (null: no more); it must outlive that.

@@ -634,6 +634,11 @@ void SupervisedSandbox::answer_ask(uint64_t ask_id, relay::AskAnswer answer) {
   if (relay_) relay_->answer(ask_id, answer);
 }
 
+Result<relay::NetworkUpdate> SupervisedSandbox::update_network(const NetworkSpec& network) {
+  if (!relay_) return Status::error("the sandbox's relay is not running: its network policy cannot change");
+  return relay_->update_network(network);
+}
+
 std::vector<PathObservation> SupervisedSandbox::observed_paths() const {
   return path_observer_ ? path_observer_->observations() : std::vector<PathObservation>{};
 }

@@ -44,6 +44,7 @@ class SupervisedSandbox final : public Sandbox {
   std::optional<ExitInfo> next_exit() override;
   Result<ExitInfo> wait(uint64_t id) override;
   void answer_ask(uint64_t ask_id, relay::AskAnswer answer) override;
+  Result<relay::NetworkUpdate> update_network(const NetworkSpec& network) override;
   void check_host_integrity() override;
   std::vector<PathObservation> observed_paths() const override;
   ResourcePeaks resource_peaks() const override;

@@ -17,12 +17,18 @@
 #include <optional>
 
 #include "base/terminal_text.h"
+#include <limits.h>
+#include <stdlib.h>
+
 #include "policy/compile.h"
+#include "policy/live_policy.h"
 #include "base/startup_trace.h"
 #include "runtime/outside/event_log.h"
 #include "runtime/outside/sandbox.h"
 #include "runtime/outside/terminal_relay.h"
 #include "tools/oishell/command.h"
+#include "tools/oishell/live_policy_events.h"
+#include "tools/oishell/policy_watch.h"
 #include "tools/oishell/policy_flags.h"
 #include "tools/oishell/run_ask.h"
 #include "tools/oishell/run_confined.h"
@@ -35,10 +41,13 @@ constexpr const char* kUsage =
     "                   [--hide PATH]... [--unix PATH]... [--allow-domain D]... [--allow-udp HOST:PORT]...\n"
     "                   [--net none|proxy] [--env K=V]...\n"
     "                   [--timeout DUR] [--memory SIZE] [--allow-home-workspace] [--events FILE | --events-fd N]\n"
-    "                   -- CMD [ARGS...]\n"
+    "                   [--watch-policy] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD confined by the policy (the `default` profile unless --policy/--profile). Flags add to the policy;\n"
     "they never weaken a `hide` or `deny`.\n"
+    "--watch-policy (with --policy FILE): FILE is read again whenever it changes and its network section applied to\n"
+    "the running sandbox (event policy.changed); an edit that does not validate, or that changes another section,\n"
+    "keeps the policy in force (event policy.rejected).\n"
     "Exit status: CMD's own; 128+N when CMD was killed by signal N; 125 the policy is invalid; 126 the sandbox\n"
     "could not be built (or CMD is not executable); 127 CMD was not found.\n";
 
@@ -48,6 +57,8 @@ const std::vector<completion::Option>& run_options() {
     std::vector<completion::Option> o = policy_flag_options();
     o.push_back({{"--events"}, completion::Value::file, "FILE", "write the events as JSON lines to FILE", {}});
     o.push_back({{"--events-fd"}, completion::Value::text, "N", "write the events as JSON lines to fd N", {}});
+    o.push_back({{"--watch-policy"}, completion::Value::none, "",
+                 "apply the policy file's network section again whenever the file changes", {}});
     return o;
   }();
   return options;
@@ -58,6 +69,7 @@ struct RunArgs {
   PolicyOverrides overrides;
   std::string events_file;
   int events_fd = -1;
+  bool watch_policy = false;
   std::vector<std::string> command;
 };
 
@@ -71,6 +83,8 @@ std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
       long fd = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end || fd < 0 || fd > 1 << 20) return "--events-fd needs a file descriptor number";
       out->events_fd = static_cast<int>(fd);
+    } else if (flag == "--watch-policy") {
+      out->watch_policy = true;
     } else {
       return "unknown option " + flag;  // in run_options() but not handled here
     }
@@ -83,7 +97,32 @@ std::string parse(int argc, char** argv, RunArgs* out, bool* help) {
   }
   if (!out->events_file.empty() && out->events_fd >= 0) return "--events and --events-fd exclude each other";
   if (out->command.empty()) return "no command given (oishell run [options] -- CMD [ARGS...])";
+  if (out->watch_policy && out->source.file.empty()) return "--watch-policy needs --policy FILE (a file to watch)";
   return "";
+}
+
+// A line for the user about a live policy change (policy.changed / policy.rejected), escaped.
+std::string describe_policy_event(const nlohmann::json& event) {
+  auto list = [&](const char* key) {
+    std::string out;
+    if (auto it = event.find(key); it != event.end() && it->is_array()) {
+      for (const auto& line : *it) {
+        if (line.is_string()) out += "\n  " + escape_for_terminal(line.get<std::string>());
+      }
+    }
+    return out;
+  };
+  if (event.value("event", "") == "policy.rejected") {
+    return "policy file not applied (the policy in force is unchanged):" + list("errors");
+  }
+  std::string text = "policy changed";
+  std::string widened = list("widened"), narrowed = list("narrowed");
+  if (widened.empty() && narrowed.empty()) text += ": nothing the network allows is different";
+  if (!widened.empty()) text += "; now allowed:" + widened;
+  if (!narrowed.empty()) text += "; no longer allowed:" + narrowed;
+  uint64_t closed = event.value("closed_connections", uint64_t{0}) + event.value("ended_associations", uint64_t{0});
+  if (closed) text += "\n  " + std::to_string(closed) + " open connection(s) to what is no longer allowed closed";
+  return text;
 }
 
 // Events go to the --events destination (if any); what the user must know also goes to stderr, with everything
@@ -107,6 +146,7 @@ class RunEventSink final : public EventSink {
         if (p.is_string()) say("protected path changed during the run: " + escape_for_terminal(p.get<std::string>()));
       }
     }
+    if (kind == "policy.changed" || kind == "policy.rejected") say(describe_policy_event(event));
     if (kind == "repo_neutralised") {
       say("git repository neutralised: " + escape_for_terminal(event.value("path", "")) + ": " +
           escape_for_terminal(event.value("found", "")) + "; " + escape_for_terminal(event.value("action", "")));
@@ -135,6 +175,25 @@ class RunEventSink final : public EventSink {
   bool holding_ = false;
   std::vector<std::string> held_;
 };
+
+// Why code inside could change `file` (then it could widen its own policy), or "" when it cannot: the file, or its
+// directory (a rename replaces the file), lies in a read-write bind.
+std::string writable_inside(const SandboxSpec& spec, const std::string& file) {
+  char resolved[PATH_MAX];
+  std::string real = ::realpath(file.c_str(), resolved) ? std::string(resolved) : file;
+  auto within = [](const std::string& path, const std::string& dir) {
+    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                           (dir == "/" || path[dir.size()] == '/'));
+  };
+  for (const MountStep& step : spec.mounts) {
+    if (step.kind == MountStep::Kind::bind_rw && within(real, step.source)) {
+      return real + " is writable inside the sandbox (under " + step.source +
+             "): code inside could widen its own policy. Keep the policy file outside the workspace and every "
+             "read-write path";
+    }
+  }
+  return "";
+}
 
 // When any of fds 0-2 is the user's terminal, the command gets a terminal of the sandbox's own at those fds
 // (runtime/inside/pty.h), relayed by this process (runtime/outside/terminal_relay.h): the user's terminal never enters.
@@ -189,6 +248,7 @@ int run(int argc, char** argv) {
   c.events_file = std::move(args.events_file);
   c.events_fd = args.events_fd;
   c.command = std::move(args.command);
+  c.watch_policy = args.watch_policy;
   return run_confined(c);
 }
 
@@ -226,7 +286,24 @@ int run_confined(const ConfinedCommand& args) {
   }
   RunEventSink events(std::move(file), args.also_events);
 
-  auto spec = compile_policy(args.source, args.overrides, CompileContext::from_process());
+  // With --watch-policy the policy is kept, so that the file's later versions are compared with it.
+  std::optional<policy::LivePolicy> live;
+  Result<SandboxSpec> spec = Status::error("not compiled");
+  if (args.watch_policy) {
+    auto loaded = policy::LivePolicy::load(args.source, args.overrides, CompileContext::from_process());
+    if (loaded.is_ok()) {
+      live.emplace(std::move(loaded.value()));
+      spec = live->started();
+      if (std::string why = writable_inside(live->started(), args.source.file); !why.empty()) {
+        std::fprintf(stderr, "oishell %s: --watch-policy: %s\n", args.verb, why.c_str());
+        return kExitUsage;
+      }
+    } else {
+      spec = loaded.status();
+    }
+  } else {
+    spec = compile_policy(args.source, args.overrides, CompileContext::from_process());
+  }
   if (!spec.is_ok()) {
     std::fprintf(stderr, "oishell: policy: %s\n", spec.status().message().c_str());
     return kExitPolicyInvalid;
@@ -278,6 +355,19 @@ int run_confined(const ConfinedCommand& args) {
     return kExitSandboxFailed;
   }
   trace_startup("run: command started");
+  std::unique_ptr<PolicyWatch> watch;  // stopped before the sandbox is torn down
+  if (live) {
+    Sandbox* box = sandbox->get();
+    auto started = PolicyWatch::start(args.source.file, [&live, box, &events] {
+      events.emit(apply_live_change(*live, *box, live->propose_reload(), "file"));
+    });
+    if (!started.is_ok()) {
+      (*sandbox)->shutdown();
+      std::fprintf(stderr, "oishell: --watch-policy: %s\n", started.status().message().c_str());
+      return kExitSandboxFailed;
+    }
+    watch = std::move(started.value());
+  }
   std::unique_ptr<TerminalRelay> terminal;
   UniqueFd terminal_output;  // when only stdin is the terminal: where the terminal's echo goes
   if (spawned->terminal) {
@@ -314,6 +404,7 @@ int run_confined(const ConfinedCommand& args) {
     terminal->finish();
     events.hold(false);
   }
+  watch.reset();  // no change applied while the sandbox is torn down
   const int status = exit.is_ok() ? exit->shell_status() : kExitSandboxFailed;
   if (args.before_shutdown) args.before_shutdown(**sandbox, status);
   (*sandbox)->shutdown();

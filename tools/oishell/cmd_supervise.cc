@@ -13,6 +13,7 @@
 
 #include "base/data_dir.h"
 #include "policy/compile.h"
+#include "policy/live_policy.h"
 #include "policy/summary.h"
 #include "runtime/executors/event_writer.h"
 #include "runtime/executors/host_processes.h"
@@ -22,6 +23,7 @@
 #include "runtime/executors/virtual_display.h"
 #include "runtime/outside/sandbox.h"
 #include "tools/oishell/command.h"
+#include "tools/oishell/live_policy_events.h"
 #include "tools/oishell/policy_flags.h"
 
 namespace oishell::cli {
@@ -35,7 +37,7 @@ constexpr const char* kUsage =
     "                         [--prestart LANG]... [--display WxH]\n"
     "\n"
     "Starts one sandbox for a session and speaks the supervisor protocol (docs/protocol.md): JSON-line requests\n"
-    "on stdin (exec, interrupt, input, reset, answer, shutdown), JSON-line events on stdout (ready, output,\n"
+    "on stdin (exec, interrupt, input, reset, answer, policy, shutdown), JSON-line events on stdout (ready, output,\n"
     "active_line, image, done, denied, ask, limit, executor_restarted, error). The policy's wall_time (or\n"
     "--timeout) limits each block. --sandbox none runs the executors on the host without confinement.\n"
     "--prestart LANG starts that executor before the first block (a warm session).\n"
@@ -144,14 +146,16 @@ int run_supervise(int argc, char** argv) {
   }
   ::signal(SIGPIPE, SIG_IGN);  // a client that goes away is an EPIPE, noticed by the event writer
 
+  // Kept for the session: a `policy` request changes the network part of it live.
   CompileContext context = CompileContext::from_process();
   context.unconfined = !args.confined;  // --sandbox none: the environment and wall time apply, no workspace refusal
-  auto compiled = compile_policy(args.source, args.overrides, context);
-  if (!compiled.is_ok()) {
-    std::fprintf(stderr, "oishell: policy: %s\n", compiled.status().message().c_str());
+  auto loaded = policy::LivePolicy::load(args.source, args.overrides, context);
+  if (!loaded.is_ok()) {
+    std::fprintf(stderr, "oishell: policy: %s\n", loaded.status().message().c_str());
     return kExitPolicyInvalid;
   }
-  SandboxSpec spec = std::move(compiled.value());
+  policy::LivePolicy live = std::move(loaded.value());
+  SandboxSpec spec = live.started();
   // wall_time limits each block (enforced by the executors), not the life of the persistent executors.
   const uint64_t block_wall_ms = spec.limits.wall_time_ms.value_or(0);
   spec.limits.wall_time_ms.reset();
@@ -210,6 +214,16 @@ int run_supervise(int argc, char** argv) {
     options.executor.extra_env = display->environment();
   }
 
+  // The answer to a change carries the policy summary as `ready` has it, with the network now in force.
+  options.on_policy = [&live, &sandbox, &spec, block_wall_ms](const executors::PolicyRequest& request) {
+    nlohmann::json answer = answer_policy_request(live, *sandbox, request);
+    if (answer.value("event", "") == "policy.changed") {
+      SandboxSpec now = spec;
+      now.network = live.current();
+      answer["policy"] = policy_summary(now, block_wall_ms);
+    }
+    return answer;
+  };
   auto languages = executors::available_languages(spec, options);
   nlohmann::json extra = {{"sandbox", args.confined ? "openshell" : "none"},
                           {"policy", policy_summary(spec, block_wall_ms)},

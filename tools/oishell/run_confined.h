@@ -24,6 +24,9 @@ struct ConfinedCommand {
   // After the command ended (exit_status: what `run` returns for it), before the sandbox is torn down.
   std::function<void(Sandbox&, int exit_status)> before_shutdown;
   const char* verb = "run";  // in messages: "oishell run: ..."
+  // --watch-policy: the policy file (source.file) re-read when it changes, and its network section applied live
+  // (policy.changed; policy.rejected keeps the policy in force).
+  bool watch_policy = false;
 };
 
 // Runs `c.command` confined; returns `oishell run`'s exit status (the command's, 128+N, 125, 126, 127).
