@@ -9,6 +9,7 @@
 #include "agent/llm/provider.h"
 #include "agent/profile.h"
 #include "agent/harness.h"
+#include "agent/policy_keep.h"
 #include "base/status.h"
 
 namespace oishell::agent {
@@ -108,6 +109,8 @@ struct AgentConfig {
   std::string code_output_template;     // "{content}" is replaced by the output fed to the model
   std::string empty_code_output_template;
   std::string code_output_sender = "user";
+  // Where an "allow always" answer is kept for later sessions (agent/policy_keep.h); set when the session starts.
+  KeepContext keep;
 };
 
 // Merges flags over the profile (may be null). Validates values (sandbox name, positive numbers).

@@ -87,6 +87,13 @@ class Executor {
   virtual Status widen_policy(const std::vector<std::string>& /*flags*/) {
     return Status::error("this sandbox cannot take rules for the session");
   }
+  // Changes the running sandbox's network policy without a restart (the supervisor protocol's `policy` request,
+  // docs/protocol.md; `request` without its `op`): the answer, `policy.changed` (what it widened and narrowed, the
+  // connections it closed) or `policy.rejected` (why; nothing changed). What the sandbox reports meanwhile goes to
+  // `observer` and to the next block's result.
+  virtual Result<nlohmann::json> change_policy(const nlohmann::json& /*request*/, ExecObserver& /*observer*/) {
+    return Status::error("this sandbox cannot change its policy while it runs");
+  }
 };
 
 }  // namespace oishell::agent

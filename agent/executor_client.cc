@@ -495,6 +495,43 @@ Result<ExecResult> SupervisorClient::exec(const std::string& language, const std
   }
 }
 
+Result<json> SupervisorClient::change_policy(const json& request, ExecObserver& observer) {
+  OI_TRY(start());
+  json sent = request;
+  const std::string ref = "agent-" + std::to_string(next_id_++);
+  sent["op"] = "policy";
+  sent["ref"] = ref;
+  OI_TRY(send(sent));
+  ExecResult reports;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      keep_for_next_block(std::move(reports));
+      return Status::error("the sandbox did not answer the policy change within 30 s");
+    }
+    auto ev = next_event(static_cast<int>(left.count()));
+    if (!ev) {
+      keep_for_next_block(std::move(reports));
+      return ev.status();
+    }
+    if (ev->is_null()) continue;
+    const std::string name = ev->value("event", "");
+    if ((name == "policy.changed" || name == "policy.rejected") && ev->value("ref", "") == ref) {
+      keep_for_next_block(std::move(reports));
+      if (name == "policy.changed" && ev->contains("policy")) {
+        ready_event_["policy"] = (*ev)["policy"];  // what the model and %policy are told from now on
+        policy_summary_ = load_policy_summary();
+      }
+      return *ev;
+    }
+    if (!handle_event(*ev, "", observer, &reports)) {
+      keep_for_next_block(std::move(reports));
+      return Status::error("the sandbox went away while its policy changed");
+    }
+  }
+}
+
 void SupervisorClient::poll(ExecObserver& observer) {
   if (!ready_ || !from_child_) return;  // before `ready`, start() reads the events
   ExecResult reports;

@@ -59,6 +59,7 @@ class SupervisorClient final : public Executor {
   std::vector<std::string> languages() const override { return languages_; }
   std::string policy_summary() const override { return policy_summary_; }
   Status widen_policy(const std::vector<std::string>& flags) override;
+  Result<nlohmann::json> change_policy(const nlohmann::json& request, ExecObserver& observer) override;
   std::string description() const override;
   void shutdown() override;
   void finish(ExecObserver& observer) override;

@@ -66,6 +66,12 @@ class Agent {
   // Shows (and does not yet tell the model) what the sandbox reported while no block ran; the next block's feedback
   // carries it. Never waits.
   void poll_sandbox();
+  // `%policy allow|deny HOST[:PORT]`: the running sandbox's network policy changed (a supervisor `policy` request
+  // without its op), the outcome shown to the user. No restart: the executors keep their state.
+  void change_policy(const nlohmann::json& request);
+  // An "allow always" answer for `rule` ("HOST:PORT"): the diff of the policy file that would keep it for later
+  // sessions shown, and written only on a yes (agent/policy_keep.h).
+  void offer_to_keep(const std::string& rule);
   std::vector<Message> take_block_images() { return std::exchange(block_images_, {}); }
   // The `computer` tool's screen when --os is on and the model calls tools; nullopt otherwise.
   std::optional<ComputerScreen> computer_screen() const;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 
@@ -38,6 +39,8 @@ constexpr const char* kHelp =
     "%info                 model, sandbox and session details\n"
     "%policy               what the sandbox allows\n"
     "%policy learn         propose the rules this session's denials point to, and apply them for the session\n"
+    "%policy allow HOST[:PORT]  allow a destination in the running sandbox (no restart; this session only)\n"
+    "%policy deny HOST[:PORT]   deny a destination in the running sandbox; open connections to it are closed\n"
     "%help                 this list";
 
 std::string trim(std::string s);
@@ -287,6 +290,17 @@ void handle_magic(Agent& agent, const std::string& line) {
     d.notice(NoticeLevel::info, text);
   } else if (cmd == "policy" && trim(arg) == "learn") {
     learn_policy(agent);
+  } else if (cmd == "policy" && (trim(arg).starts_with("allow") || trim(arg).starts_with("deny"))) {
+    // %policy allow|deny HOST[:PORT]: one rule, applied to the running sandbox (docs/protocol.md, `policy`).
+    const std::string rest = trim(arg);
+    const bool allow = rest.starts_with("allow");
+    const std::string target = trim(rest.substr(allow ? 5 : 4));
+    if (target.empty() || target.find_first_of(" \t") != std::string::npos ||
+        (rest.size() > (allow ? 5u : 4u) && !std::isspace(static_cast<unsigned char>(rest[allow ? 5 : 4])))) {
+      d.notice(NoticeLevel::warning, "usage: %policy allow HOST[:PORT]  or  %policy deny HOST[:PORT]");
+      return;
+    }
+    agent.change_policy({{allow ? "allow" : "deny", nlohmann::json::array({target})}});
   } else if (cmd == "policy") {
     Status s = agent.executor().start();
     if (!s.is_ok()) {

@@ -2,6 +2,7 @@
 // sandbox reports outside a block (Agent::poll_sandbox) and when it shuts down (Agent::end_session).
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <string_view>
 
@@ -10,6 +11,7 @@
 #include "agent/feedback.h"
 #include "agent/llm/image.h"
 #include "agent/loop.h"
+#include "agent/policy_keep.h"
 #include "agent/subprocess.h"
 #include "base/terminal_text.h"
 
@@ -86,6 +88,16 @@ class SandboxObserver : public ExecObserver {
         }
       }
       answers_.push_back(describe_answer(dest, decision));
+      if (decision == AskDecision::allow_always) {
+        // The rule as a policy writes it; the host as the relay normalised it (no escape needed, but checked).
+        std::string raw_host = ask.value("host", "");
+        bool plain = !raw_host.empty() && raw_host.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-_:") ==
+                                              std::string::npos;
+        if (plain && ask.contains("port") && ask["port"].is_number_unsigned()) {
+          std::string host = raw_host.find(':') != std::string::npos ? "[" + raw_host + "]" : raw_host;
+          kept_.push_back(host + ":" + std::to_string(ask["port"].get<unsigned>()));
+        }
+      }
       return decision;
     }
   }
@@ -93,6 +105,9 @@ class SandboxObserver : public ExecObserver {
   // What the user answered to the network questions so far, in words, to be shown again where nothing from the
   // sandbox can follow them: a block's output around the question may have imitated or hidden it.
   std::vector<std::string> take_answers() { return std::exchange(answers_, {}); }
+
+  // The destinations answered "always" so far, as rules ("HOST:PORT"), to offer keeping for later sessions.
+  std::vector<std::string> take_kept() { return std::exchange(kept_, {}); }
 
   // The host changes reported so far, to be shown where nothing from the sandbox can follow them on the screen.
   std::vector<HostChange> take_host_changes() { return std::exchange(host_changes_, {}); }
@@ -106,7 +121,7 @@ class SandboxObserver : public ExecObserver {
       case AskDecision::allow_once:
         return "network: you allowed " + dest + " once";
       case AskDecision::allow_always:
-        return "network: you allowed " + dest + " for the rest of this session";
+        return "network: you allowed " + dest + " for the rest of this session (and later ones, if you keep it)";
       case AskDecision::deny:
         break;
     }
@@ -118,6 +133,7 @@ class SandboxObserver : public ExecObserver {
   std::set<std::string>& explained_;
   std::vector<HostChange> host_changes_;
   std::vector<std::string> answers_;
+  std::vector<std::string> kept_;
 };
 
 class BlockObserver final : public SandboxObserver {
@@ -218,6 +234,7 @@ std::string Agent::run_block(const std::string& language, const std::string& cod
   // After the output and its box: nothing the block wrote can cover the answers and the warnings.
   show_answers(observer.take_answers());
   show_host_changes(observer.take_host_changes());
+  for (const std::string& rule : observer.take_kept()) offer_to_keep(rule);
   if (result->user_interrupts >= 2) *stop_turn = true;
   return format_feedback(tail, *result, max_output);
 }
@@ -227,6 +244,78 @@ void Agent::poll_sandbox() {
   parts_.executor->poll(observer);
   show_answers(observer.take_answers());
   show_host_changes(observer.take_host_changes());
+  for (const std::string& rule : observer.take_kept()) offer_to_keep(rule);
+}
+
+void Agent::change_policy(const nlohmann::json& request) {
+  Display& d = *parts_.display;
+  SandboxObserver observer(d, *parts_.input, /*may_ask=*/true);
+  auto answer = parts_.executor->change_policy(request, observer);
+  show_answers(observer.take_answers());
+  show_host_changes(observer.take_host_changes());
+  if (!answer) {
+    d.notice(NoticeLevel::error, "The policy was not changed: " + escape_for_terminal(answer.status().message()));
+    return;
+  }
+  auto lines = [&](const char* key) {
+    std::string out;
+    if (auto it = answer->find(key); it != answer->end() && it->is_array()) {
+      for (const auto& l : *it) {
+        if (l.is_string()) out += "\n  " + escape_for_terminal(l.get<std::string>());
+      }
+    }
+    return out;
+  };
+  if (answer->value("event", "") != "policy.changed") {
+    d.notice(NoticeLevel::error, "The policy was not changed (the one in force stays):" + lines("errors"));
+    return;
+  }
+  std::string text = "Applied to the running sandbox (no restart; the executors keep their state).";
+  std::string widened = lines("widened"), narrowed = lines("narrowed");
+  if (widened.empty() && narrowed.empty()) text += "\nNothing the network allows is different.";
+  if (!widened.empty()) text += "\nNow allowed:" + widened;
+  if (!narrowed.empty()) text += "\nNo longer allowed:" + narrowed;
+  uint64_t closed = answer->value("closed_connections", uint64_t{0}) + answer->value("ended_associations", uint64_t{0});
+  if (closed) text += "\n" + std::to_string(closed) + " open connection(s) to what is no longer allowed were closed.";
+  text += "\nFor this session only; to keep a rule, add it to your policy file.";
+  d.notice(NoticeLevel::info, text);
+}
+
+void Agent::offer_to_keep(const std::string& rule) {
+  Display& d = *parts_.display;
+  const std::string shown = escape_for_terminal(rule);
+  auto plan = plan_keep(parts_.config.keep, rule);
+  if (!plan) {
+    d.notice(NoticeLevel::info, "network: " + shown + " is allowed for this session only: " +
+                                    escape_for_terminal(plan.status().message()));
+    return;
+  }
+  if (plan->unchanged()) {
+    d.notice(NoticeLevel::info, "network: " + escape_for_terminal(plan->path) + " allows " + shown + " already.");
+    return;
+  }
+  if (!parts_.input->can_ask()) {
+    d.notice(NoticeLevel::info, "network: " + shown + " is allowed for this session only (no terminal to ask "
+                                "whether to keep it).");
+    return;
+  }
+  d.notice(NoticeLevel::info, "To allow " + shown + " in later sessions too, interpreter would write:\n" +
+                                  escape_for_terminal(describe_plan(*plan)));
+  d.before_question();
+  bool interrupted = false;
+  auto answer = parts_.input->ask("Write it? [y/N] ", &interrupted);
+  std::string a = answer && !interrupted ? *answer : "";
+  while (!a.empty() && std::isspace(static_cast<unsigned char>(a.back()))) a.pop_back();
+  if (a != "y" && a != "yes") {
+    d.notice(NoticeLevel::info, "Not written: " + shown + " is allowed for this session only.");
+    return;
+  }
+  if (Status s = carry_out(parts_.config.keep, *plan); !s.is_ok()) {
+    d.notice(NoticeLevel::error, "Not written: " + escape_for_terminal(s.message()));
+    return;
+  }
+  d.notice(NoticeLevel::info, "Written to " + escape_for_terminal(plan->path) + ": later sessions" +
+                                  (plan->workspace_policy ? " in this workspace" : "") + " allow " + shown + ".");
 }
 
 void Agent::end_session() {

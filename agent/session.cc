@@ -24,6 +24,7 @@
 #include "agent/loop.h"
 #include "agent/model_setup.h"
 #include "agent/paths.h"
+#include "agent/policy_keep.h"
 #include "agent/private_file.h"
 #include "agent/profile_actions.h"
 #include "agent/server/oi_server.h"
@@ -240,6 +241,30 @@ int run_session(const CliOptions& cli) {
     }
     profile_policy = std::move(*written);
   }
+
+  // "Allow always" answers kept for later sessions (agent/policy_keep.h), in the workspace policy that a session
+  // started without a policy of its own uses, while it is what the agent wrote there.
+  if (char cwd[4096]; ::getcwd(cwd, sizeof cwd)) c.keep.workspace = cwd;
+  {
+    auto history = prompt_history_path(env);
+    c.keep.state_dir = history.substr(0, history.rfind('/'));
+    auto config_home = env("XDG_CONFIG_HOME");
+    bool absolute = config_home && !config_home->empty() && config_home->front() == '/';
+    c.keep.config_dir = (absolute ? *config_home : home_dir(env) + "/.config") + "/oishell";
+  }
+  if (c.policy.empty() && c.policy_text.empty() && c.sandbox == "openshell" && !c.kubernetes &&
+      !c.keep.workspace.empty()) {
+    auto trusted = trusted_workspace_policy(c.keep);
+    if (!trusted) {
+      display->notice(NoticeLevel::warning, escape_for_terminal(trusted.status().message()));
+    } else if (*trusted) {
+      c.policy = **trusted;
+      display->notice(NoticeLevel::info, "policy: " + escape_for_terminal(c.policy) +
+                                             " (this workspace's: the destinations you allowed always)");
+    }
+  }
+  c.keep.session_policy = c.policy;
+  c.keep.policy_from_profile = !profile_policy.path().empty();
 
   SupervisorOptions sup;
   sup.sandbox = c.sandbox;
