@@ -129,7 +129,7 @@ socklen_t detail::to_sockaddr(const IpAddress& ip, uint16_t port, int family, so
   return sizeof(sockaddr_in6);
 }
 
-Broker::Broker(BrokerContext ctx) : ctx_(std::move(ctx)) {
+Broker::Broker(BrokerContext ctx) : ctx_(std::move(ctx)), installed_(ctx_.init_pid) {
   if (ctx_.root_fd >= 0) own_tmpfs_devs_ = detail::own_tmpfs_devices(ctx_.root_fd, ctx_.own_tmpfs);
   ctx_.root_fd = -1;  // the supervisor's, closed after this
 }
@@ -628,6 +628,7 @@ void Broker::install(Request& r) {
     return;
   }
   relay::emit_allowed(*ctx_.events, "connect", r.host, r.port, r.rule, r.address);
+  installed_.add(r.own.get(), r.host, r.port, r.address);
   const int family = r.domain;
   respond(r, value, 0);  // destroys r
   refill_standby(family);

@@ -51,6 +51,7 @@
 #include "runtime/broker/as_sandbox.h"
 #include "runtime/broker/caller.h"
 #include "runtime/broker/denial_limiter.h"
+#include "runtime/broker/installed_sockets.h"
 #include "runtime/broker/sandbox_unix_sockets.h"
 #include "runtime/broker/unix_target.h"
 #include "runtime/outside/events.h"
@@ -70,6 +71,7 @@ struct BrokerContext {
   int notify_fd = -1;
   ino_t sandbox_netns = 0;  // the inode of the sandbox's network namespace
   int netns_fd = -1;        // that namespace and its user namespace (owned by the supervisor; outlive the broker)
+  pid_t init_pid = -1;      // sandbox init: its pid namespace is the sandbox's (installed_sockets.h)
   int userns_fd = -1;
   // The sandbox's own tmpfs: their paths inside (the root, /tmp, ...), found beneath `root_fd`, init's root
   // (O_PATH; read in the constructor only). Never through a caller's root: a caller that changed its own (chroot,
@@ -111,6 +113,12 @@ class Broker {
   void on_event(uint64_t tag, uint32_t events);
   int next_timeout_ms();
   void on_timer();
+  // A narrowed network policy (relay::Relay::update_network): the sockets this broker installed (`inspect: false`)
+  // whose destination `refusal` gives a reason for are shut down in the sandbox's processes; returns them.
+  std::vector<InstalledSockets::Closed> close_installed(
+      const std::function<std::string(const std::string& host, uint16_t port, const std::string& address)>& refusal) {
+    return installed_.close_refused(refusal);
+  }
 
  private:
   struct Request;
@@ -172,6 +180,7 @@ class Broker {
   uint64_t sandbox_netns_cookie_ = 0;  // 0 until a socket of the sandbox's was seen
   std::optional<SandboxUnixSockets> sandbox_sockets_;
   bool sandbox_sockets_failed_ = false;
+  InstalledSockets installed_;
 };
 
 }  // namespace oishell::broker

@@ -224,6 +224,7 @@ Status SupervisedSandbox::start_broker() {
   context.sandbox_netns = netns.st_ino;
   context.netns_fd = sandbox_netns_.get();
   context.userns_fd = sandbox_userns_.get();
+  context.init_pid = init_pid_;
   // The sandbox's own tmpfs: its root, the scratch tmpfs (/tmp, the home, /dev/shm) and /dev, beneath init's root.
   context.root_fd = sandbox_root_.get();
   context.own_tmpfs = {"/", "/dev"};

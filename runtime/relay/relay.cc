@@ -479,6 +479,24 @@ class RelayImpl final : public Relay {
       ++it;
     }
     if (!terminated_open) retired_.clear();
+    if (broker_) {
+      // Connections the broker installed (inspect: false) go kernel to kernel: shut down in the sandbox itself.
+      auto closed = broker_->close_installed(
+          [this](const std::string& host, uint16_t port, const std::string& address) -> std::string {
+            NetDecision decision = decide(ctx_.spec, host, port);
+            if (decision.verdict != NetDecision::Verdict::allow) {
+              return "policy changed: denied now (" + decision.rule + ")";
+            }
+            if (decision.inspect) return "policy changed: now inspected (" + decision.rule + ")";
+            if (auto ip = IpAddress::parse(address)) {
+              std::string why = check_resolved_address(ctx_.spec, *ip);
+              if (!why.empty()) return "policy changed: " + why;
+            }
+            return "";
+          });
+      for (const auto& c : closed) emit_closed(*ctx_.events, c.host, c.port, 0, 0, 0, c.reason);
+      update.closed_connections += closed.size();
+    }
     if (datagrams_) {
       update.ended_associations = datagrams_->end_refused([this](const DatagramTarget& target) -> std::string {
         NetDecision decision = decide(ctx_.spec, target.host, target.port, HostRule::Protocol::udp);

@@ -85,12 +85,14 @@ std::string write_file(const std::string& path, const std::string& text) {
   return path;
 }
 
-// alpha.test allowed; beta.test on nobody's list (on_unlisted: deny) unless `beta` says what to do with it.
+// alpha.test allowed; gamma.test allowed uninspected (a brokered connect gets the supervisor's socket, kernel to
+// kernel); beta.test on nobody's list (on_unlisted: deny) unless `beta` says what to do with it.
 std::string policy_text(const std::string& beta = "") {
   std::string text =
       "version: 1\nextends: default\nnetwork:\n  on_unlisted: deny\n"
-      "  hosts: {alpha.test: 127.0.0.1, beta.test: 127.0.0.1}\n  allow_private: [127.0.0.1/32]\n"
-      "  allow: [alpha.test";
+      "  hosts: {alpha.test: 127.0.0.1, beta.test: 127.0.0.1, gamma.test: 127.0.0.1}\n"
+      "  allow_private: [127.0.0.1/32]\n"
+      "  allow: [alpha.test, {host: gamma.test, inspect: false}";
   if (beta == "allow") text += ", beta.test";
   text += "]\n";
   if (beta == "deny") text += "  deny: [beta.test]\n";
@@ -186,7 +188,8 @@ TEST_F(LivePolicyTest, WidenedAndNarrowedWhileAClientInsideLoops) {
   // ... is closed when beta is denied, and so is every fetch after it; alpha still works.
   auto narrowed = change(*client, {{"deny", {"beta.test"}}});
   ASSERT_EQ("policy.changed", narrowed.value("event", "")) << narrowed.dump();
-  EXPECT_EQ("network: allow beta.test\n", lines(narrowed["narrowed"]));
+  EXPECT_EQ("network: allow beta.test\nnetwork: beta.test is not denied (the other denies it)\n",
+            lines(narrowed["narrowed"]));
   EXPECT_GE(narrowed.value("closed_connections", 0), 1) << narrowed.dump();
   EXPECT_LT(narrowed.value("applied_us", 1'000'000), 1'000'000);
   // The relay closed it: EOF (RemoteDisconnected), or a reset when the request was sent into the closed socket.
@@ -212,6 +215,35 @@ TEST_F(LivePolicyTest, WidenedAndNarrowedWhileAClientInsideLoops) {
                                                            "sandbox"))
       << files.dump();
   EXPECT_EQ("403\n", client->run("python", "epoch = 3\nprint(outcomes(3))").out);
+  EXPECT_EQ("200\n", client->run("python", "print(fetch('alpha.test'))").out);
+  EXPECT_EQ(0, client->finish());
+}
+
+// A connection the broker installed (inspect: false) has no relay in its path: the narrowing finds it in the
+// sandbox's processes and shuts it down there.
+TEST_F(LivePolicyTest, ABrokeredConnectionToANowDeniedHostIsShutDown) {
+  ASSERT_NE(0, server_.port());
+  auto client = start();
+  ASSERT_EQ("started\n", client->run("python", client_code(server_.port())).out);
+  EXPECT_EQ("200\n", client->run("python",
+                                 "import socket\n"
+                                 "raw = socket.create_connection(('gamma.test', PORT), timeout=5)\n"
+                                 "raw.sendall(b'GET / HTTP/1.1\\r\\nHost: gamma.test\\r\\n\\r\\n')\n"
+                                 "print(raw.recv(100).decode().split()[1])").out);
+  auto narrowed = change(*client, {{"deny", {"gamma.test"}}});
+  ASSERT_EQ("policy.changed", narrowed.value("event", "")) << narrowed.dump();
+  EXPECT_EQ(1, narrowed.value("closed_connections", 0)) << narrowed.dump();
+  // The program reads the end of the connection; a new one fails at the name (the DNS stub answers NXDOMAIN).
+  EXPECT_EQ("eof\n", client->run("python",
+                                 "try:\n"
+                                 "    print('eof' if raw.recv(100) == b'' else 'data')\n"
+                                 "except Exception as e:\n"
+                                 "    print(type(e).__name__)").out);
+  EXPECT_EQ("gaierror\n", client->run("python",
+                                      "try:\n"
+                                      "    socket.create_connection(('gamma.test', PORT), timeout=5); print('connected')\n"
+                                      "except Exception as e:\n"
+                                      "    print(type(e).__name__)").out);
   EXPECT_EQ("200\n", client->run("python", "print(fetch('alpha.test'))").out);
   EXPECT_EQ(0, client->finish());
 }

@@ -1,0 +1,57 @@
+#pragma once
+// The TCP sockets the broker installed in the sandbox's processes (rules with `inspect: false`: the supervisor's own
+// connected socket put in place of the caller's, bytes kernel to kernel, no relay), by socket inode, so that a
+// narrowing of the network policy (relay::Relay::update_network) can end those whose destination it no longer
+// allows. The broker keeps no descriptor of them (one would keep a socket the sandbox closed open, and its peer
+// waiting for a FIN): they are found when needed in /proc/PID/fd of the processes in the sandbox's pid namespace,
+// taken with pidfd_getfd(2) and shut down both ways, so that the program and its peer see the connection end.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace oishell::broker {
+
+class InstalledSockets {
+ public:
+  // At most this many are remembered; past it, those the sandbox has closed are forgotten, then the oldest.
+  static constexpr size_t kMax = 4096;
+
+  // `init_pid`: sandbox init (pid 1 of the sandbox's pid namespace), as the supervisor sees it.
+  explicit InstalledSockets(pid_t init_pid) : init_pid_(init_pid) {}
+
+  // `fd`: the supervisor's descriptor of the socket just installed.
+  void add(int fd, std::string host, uint16_t port, std::string address);
+
+  struct Closed {
+    std::string host;
+    uint16_t port = 0;
+    std::string reason;
+  };
+  // Shuts down every remembered socket for which `refusal` gives a reason and that a process of the sandbox still
+  // holds; those are forgotten. On the broker's thread.
+  std::vector<Closed> close_refused(
+      const std::function<std::string(const std::string& host, uint16_t port, const std::string& address)>& refusal);
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    std::string host;
+    uint16_t port = 0;
+    std::string address;
+  };
+  // Where each of `wanted` is open in the sandbox's processes: (pid, fd) pairs.
+  std::map<ino_t, std::vector<std::pair<pid_t, int>>> find_open(const std::set<ino_t>& wanted);
+  void prune();
+
+  pid_t init_pid_;
+  std::map<ino_t, Entry> entries_;
+  std::deque<ino_t> order_;  // oldest first
+};
+
+}  // namespace oishell::broker
