@@ -22,6 +22,7 @@
 
 #include "policy/compile.h"
 #include "policy/live_policy.h"
+#include "policy/paths.h"
 #include "base/startup_trace.h"
 #include "runtime/outside/event_log.h"
 #include "runtime/outside/sandbox.h"
@@ -181,12 +182,8 @@ class RunEventSink final : public EventSink {
 std::string writable_inside(const SandboxSpec& spec, const std::string& file) {
   char resolved[PATH_MAX];
   std::string real = ::realpath(file.c_str(), resolved) ? std::string(resolved) : file;
-  auto within = [](const std::string& path, const std::string& dir) {
-    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                           (dir == "/" || path[dir.size()] == '/'));
-  };
   for (const MountStep& step : spec.mounts) {
-    if (step.kind == MountStep::Kind::bind_rw && within(real, step.source)) {
+    if (step.kind == MountStep::Kind::bind_rw && policy::path_within(real, step.source)) {
       return real + " is writable inside the sandbox (under " + step.source +
              "): code inside could widen its own policy. Keep the policy file outside the workspace and every "
              "read-write path";

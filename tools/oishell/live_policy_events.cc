@@ -42,7 +42,8 @@ nlohmann::json apply_live_change(policy::LivePolicy& live, Sandbox& sandbox,
                           {"narrowed", proposed->narrowed},
                           {"closed_connections", update->closed_connections},
                           {"ended_associations", update->ended_associations},
-                          {"applied_us", update->applied_us}};
+                          {"applied_us", update->applied_us},
+                          {"work_us", update->work_us}};
   if (!ref.empty()) event["ref"] = ref;
   return event;
 }
