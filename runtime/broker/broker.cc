@@ -514,7 +514,8 @@ void Broker::try_next_candidate(Request& r) {
     const IpAddress& a = r.candidates[r.next++];
     sockaddr_storage ss{};
     socklen_t len = detail::to_sockaddr(a, r.port, r.domain, &ss);
-    UniqueFd fd = take_tcp_socket(r.domain);
+    ino_t inode = 0;
+    UniqueFd fd = take_tcp_socket(r.domain, &inode);
     if (!fd) {
       r.last_error = Status::from_errno(errno, "socket").message();
       continue;
@@ -526,6 +527,7 @@ void Broker::try_next_candidate(Request& r) {
       continue;
     }
     r.own = std::move(fd);
+    r.own_inode = inode;
     r.wait = Request::Wait::own_socket;
     // A near destination (loopback, the LAN) has often answered by now: no trip through the loop. The state is one
     // call (TCP_INFO's first byte); the error of a failed connect is read on the way through on_writable().
@@ -597,15 +599,32 @@ void Broker::finish_own_connect(Request& r, int err) {
   install(r);
 }
 
-UniqueFd Broker::take_tcp_socket(int family) {
+namespace {
+
+ino_t inode_of(int fd) {
+  struct stat st {};
+  return fd >= 0 && ::fstat(fd, &st) == 0 ? st.st_ino : 0;
+}
+
+}  // namespace
+
+UniqueFd Broker::take_tcp_socket(int family, ino_t* inode) {
   UniqueFd& standby = family == AF_INET6 ? standby_v6_ : standby_v4_;
-  if (standby) return std::move(standby);
-  return UniqueFd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (standby) {
+    *inode = family == AF_INET6 ? standby_v6_inode_ : standby_v4_inode_;
+    return std::move(standby);
+  }
+  UniqueFd fresh(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  *inode = inode_of(fresh.get());
+  return fresh;
 }
 
 void Broker::refill_standby(int family) {
   UniqueFd& standby = family == AF_INET6 ? standby_v6_ : standby_v4_;
-  if (!standby) standby = UniqueFd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (standby) return;
+  standby = UniqueFd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  // Its inode, for InstalledSockets, read now: off the wait of the next caller it is installed for.
+  (family == AF_INET6 ? standby_v6_inode_ : standby_v4_inode_) = inode_of(standby.get());
 }
 
 void Broker::install(Request& r) {
@@ -628,7 +647,7 @@ void Broker::install(Request& r) {
     return;
   }
   relay::emit_allowed(*ctx_.events, "connect", r.host, r.port, r.rule, r.address);
-  installed_.add(r.own.get(), r.host, r.port, r.address);
+  installed_.add(r.own_inode, r.host, r.port, r.address);
   const int family = r.domain;
   respond(r, value, 0);  // destroys r
   refill_standby(family);

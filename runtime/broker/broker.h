@@ -141,7 +141,8 @@ class Broker {
   void try_next_candidate(Request& r);
   // A fresh non-blocking TCP socket of `family` in the supervisor's namespace: the one kept standing by, made
   // after the last answer (off the caller's wait), or a new one.
-  UniqueFd take_tcp_socket(int family);
+  // Its inode in `*inode` (read when the standby was made; 0 when unknown).
+  UniqueFd take_tcp_socket(int family, ino_t* inode);
   void refill_standby(int family);
   void install(Request& r);
   // connect(2) on the caller's own socket, as the caller would have made it (blocking or not).
@@ -176,6 +177,8 @@ class Broker {
   std::vector<dev_t> own_tmpfs_devs_;  // from the constructor on (none: every such socket refused unless listed)
   UniqueFd standby_v4_;
   UniqueFd standby_v6_;
+  ino_t standby_v4_inode_ = 0;
+  ino_t standby_v6_inode_ = 0;
   CallerFiles callers_;  // pidfds and fdinfo files of the threads that called last
   uint64_t sandbox_netns_cookie_ = 0;  // 0 until a socket of the sandbox's was seen
   std::optional<SandboxUnixSockets> sandbox_sockets_;

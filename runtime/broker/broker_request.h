@@ -42,6 +42,7 @@ struct Broker::Request {
   std::vector<IpAddress> candidates;
   size_t next = 0;
   UniqueFd own;
+  ino_t own_inode = 0;  // own's, for InstalledSockets (read off the caller's wait: Broker::take_tcp_socket)
   std::string address;
   std::string last_error;
   std::string join_client;

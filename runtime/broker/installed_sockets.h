@@ -19,14 +19,15 @@ namespace oishell::broker {
 
 class InstalledSockets {
  public:
-  // At most this many are remembered; past it, those the sandbox has closed are forgotten, then the oldest.
+  // At most this many are remembered; past it, those the sandbox has closed are forgotten, then the oldest (down to
+  // three quarters).
   static constexpr size_t kMax = 4096;
 
   // `init_pid`: sandbox init (pid 1 of the sandbox's pid namespace), as the supervisor sees it.
   explicit InstalledSockets(pid_t init_pid) : init_pid_(init_pid) {}
 
-  // `fd`: the supervisor's descriptor of the socket just installed.
-  void add(int fd, std::string host, uint16_t port, std::string address);
+  // `inode`: the socket just installed (0: unknown, not remembered). No system call: on the connect path.
+  void add(ino_t inode, std::string host, uint16_t port, std::string address);
 
   struct Closed {
     std::string host;
