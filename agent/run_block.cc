@@ -287,7 +287,7 @@ void Agent::offer_to_keep(const std::string& rule) {
   auto plan = plan_keep(parts_.config.keep, rule);
   if (!plan) {
     d.notice(NoticeLevel::info, "network: " + shown + " is allowed for this session only: " +
-                                    escape_for_terminal(plan.status().message()));
+                                    escape_for_terminal(plan.status().message(), /*keep_newlines=*/true));
     return;
   }
   if (plan->unchanged()) {
@@ -300,7 +300,7 @@ void Agent::offer_to_keep(const std::string& rule) {
     return;
   }
   d.notice(NoticeLevel::info, "To allow " + shown + " in later sessions too, interpreter would write:\n" +
-                                  escape_for_terminal(describe_plan(*plan)));
+                                  escape_for_terminal(describe_plan(*plan), /*keep_newlines=*/true));
   d.before_question();
   bool interrupted = false;
   auto answer = parts_.input->ask("Write it? [y/N] ", &interrupted);
