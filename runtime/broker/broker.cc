@@ -647,7 +647,7 @@ void Broker::install(Request& r) {
     return;
   }
   relay::emit_allowed(*ctx_.events, "connect", r.host, r.port, r.rule, r.address);
-  installed_.add(r.own_inode, r.host, r.port, r.address);
+  installed_.add(r.own_inode, r.host, r.port, r.address, static_cast<pid_t>(r.n.pid));
   const int family = r.domain;
   respond(r, value, 0);  // destroys r
   refill_standby(family);

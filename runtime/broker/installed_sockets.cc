@@ -32,16 +32,28 @@ bool numeric(const char* name) {
 
 }  // namespace
 
-void InstalledSockets::add(ino_t inode, std::string host, uint16_t port, std::string address) {
+void InstalledSockets::add(ino_t inode, std::string host, uint16_t port, std::string address, pid_t caller) {
   if (inode == 0) return;
   if (entries_.size() >= kMax) prune();
-  auto [it, added] = entries_.insert_or_assign(inode, Entry{std::move(host), port, std::move(address)});
+  auto [it, added] = entries_.insert_or_assign(inode, Entry{std::move(host), port, std::move(address), caller});
   if (added) order_.push_back(inode);
+}
+
+ino_t InstalledSockets::sandbox_pid_namespace() const {
+  const ino_t own = pid_namespace_of("self");
+  if (ino_t init = pid_namespace_of(std::to_string(init_pid_)); init != 0 && init != own) return init;
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+    auto entry = entries_.find(*it);
+    if (entry == entries_.end() || entry->second.caller <= 0) continue;
+    ino_t ns = pid_namespace_of(std::to_string(entry->second.caller));
+    if (ns != 0 && ns != own) return ns;
+  }
+  return 0;
 }
 
 std::map<ino_t, std::vector<std::pair<pid_t, int>>> InstalledSockets::find_open(const std::set<ino_t>& wanted) {
   std::map<ino_t, std::vector<std::pair<pid_t, int>>> found;
-  const ino_t sandbox = pid_namespace_of(std::to_string(init_pid_));
+  const ino_t sandbox = sandbox_pid_namespace();
   if (sandbox == 0 || wanted.empty()) return found;
   DIR* proc = ::opendir("/proc");
   if (!proc) return found;

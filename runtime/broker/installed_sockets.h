@@ -26,8 +26,9 @@ class InstalledSockets {
   // `init_pid`: sandbox init (pid 1 of the sandbox's pid namespace), as the supervisor sees it.
   explicit InstalledSockets(pid_t init_pid) : init_pid_(init_pid) {}
 
-  // `inode`: the socket just installed (0: unknown, not remembered). No system call: on the connect path.
-  void add(ino_t inode, std::string host, uint16_t port, std::string address);
+  // `inode`: the socket just installed (0: unknown, not remembered); `caller`: the thread it was installed for. No
+  // system call: on the connect path.
+  void add(ino_t inode, std::string host, uint16_t port, std::string address, pid_t caller);
 
   struct Closed {
     std::string host;
@@ -45,7 +46,11 @@ class InstalledSockets {
     std::string host;
     uint16_t port = 0;
     std::string address;
+    pid_t caller = 0;
   };
+  // The inode of the sandbox's pid namespace: init's, or (init is not dumpable: an unprivileged supervisor may not
+  // read its /proc/PID/ns) a caller's that is still alive, never the supervisor's own; 0 when none can be read.
+  ino_t sandbox_pid_namespace() const;
   // Where each of `wanted` is open in the sandbox's processes: (pid, fd) pairs.
   std::map<ino_t, std::vector<std::pair<pid_t, int>>> find_open(const std::set<ino_t>& wanted);
   void prune();

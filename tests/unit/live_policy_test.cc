@@ -4,6 +4,7 @@
 // why; a refused proposal leaves the policy in force as it was.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "policy/live_network.h"
@@ -52,7 +53,7 @@ TEST(LiveNetwork, AllowAndDenyRulesChangeWithTheirDiff) {
 
 TEST(LiveNetwork, OtherSectionsAreRefusedSayingWhyAndWhatToDo) {
   SandboxSpec running = compiled(kBase);
-  SandboxSpec files = compiled(std::string(kBase) + "filesystem:\n  read_only: [/opt]\n");
+  SandboxSpec files = compiled(std::string(kBase) + "filesystem:\n  read_only: [/data/cache]\n");
   auto refused = policy::live_network_change(running, running.network, files);
   ASSERT_FALSE(refused.is_ok());
   const std::string& m = refused.status().message();
@@ -194,13 +195,31 @@ TEST_F(LivePolicyTest, AThousandRulesAreComparedQuickly) {
   ASSERT_TRUE(live.is_ok()) << live.status().message();
   policy::NetworkPatch deny;
   deny.deny = nlohmann::json::array({"host7.example:443"});
-  auto began = std::chrono::steady_clock::now();
-  auto change = live->propose_patch(deny);
-  auto took = std::chrono::steady_clock::now() - began;
+  auto us = [](auto d) {
+    return static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+  };
+  Result<policy::LiveNetworkChange> change = Status::error("not run");
+  std::vector<long long> took;
+  for (int round = 0; round < 5; ++round) {  // the first also pays for first allocations
+    auto began = std::chrono::steady_clock::now();
+    change = live->propose_patch(deny);
+    took.push_back(us(std::chrono::steady_clock::now() - began));
+  }
   ASSERT_TRUE(change.is_ok()) << change.status().message();
   EXPECT_EQ(change->network.allow.size(), 999u);
-  std::printf("[ figure ] validating and diffing a change of a 1,000-rule policy: %lld us\n",
-              static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
+  // Of which the comparison alone (the compile is the rest).
+  auto began = std::chrono::steady_clock::now();
+  auto compared = policy::live_network_change(live->started(), live->current(), [&] {
+    SandboxSpec proposed = live->started();
+    proposed.network = change->network;
+    return proposed;
+  }());
+  long long compare_us = us(std::chrono::steady_clock::now() - began);
+  ASSERT_TRUE(compared.is_ok());
+  const long long first = took.front();
+  std::sort(took.begin(), took.end());
+  std::printf("[ figure ] validating and diffing a change of a 1,000-rule policy: median %lld us (first %lld us), "
+              "of which comparing %lld us\n", took[2], first, compare_us);
 }
 
 }  // namespace
