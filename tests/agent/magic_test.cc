@@ -32,8 +32,14 @@ class FakeExecutor final : public Executor {
     widened.insert(widened.end(), flags.begin(), flags.end());
     return Status::ok();
   }
+  Result<json> change_policy(const json& request, ExecObserver&) override {
+    policy_requests.push_back(request);
+    return policy_answer;
+  }
   std::vector<json> next_denials;  // what the next block reports
   std::vector<std::string> widened;
+  std::vector<json> policy_requests;  // %policy allow|deny
+  json policy_answer;
   Status reset(const std::string&) override { return Status::ok(); }
   std::vector<std::string> languages() const override { return {"python", "shell"}; }
   std::string policy_summary() const override { return ""; }
@@ -289,6 +295,36 @@ TEST_F(Magic, PolicyLearnProposesWhatTheDenialsPointToAndAppliesItOnYes) {
   EXPECT_NE(std::string::npos, shown.find("Applied for this session")) << shown;
   // Applied denials are not proposed again.
   EXPECT_NE(std::string::npos, run("%policy learn").find("No denial of this session points to a rule")) << shown;
+}
+
+// %policy allow|deny HOST[:PORT]: one rule, sent as a `policy` patch to the running sandbox (no restart), and its
+// answer shown: what it widened or narrowed and the connections it closed, or why nothing changed.
+TEST_F(Magic, PolicyAllowAndDenyChangeTheRunningSandbox) {
+  executor_.policy_answer = {{"event", "policy.changed"}, {"widened", {"network: allow api.example:443"}},
+                             {"narrowed", json::array()}, {"closed_connections", 0}};
+  std::string shown = run("%policy allow api.example:443");
+  ASSERT_EQ(1u, executor_.policy_requests.size());
+  EXPECT_EQ((json{{"allow", {"api.example:443"}}}), executor_.policy_requests[0]);
+  EXPECT_NE(std::string::npos, shown.find("Applied to the running sandbox (no restart")) << shown;
+  EXPECT_NE(std::string::npos, shown.find("Now allowed:\n  network: allow api.example:443")) << shown;
+  EXPECT_TRUE(executor_.widened.empty());  // not the restarting path of %policy learn
+
+  executor_.policy_answer = {{"event", "policy.changed"}, {"widened", json::array()},
+                             {"narrowed", {"network: allow api.example:443"}}, {"closed_connections", 2}};
+  shown = run("%policy deny api.example:443");
+  EXPECT_EQ((json{{"deny", {"api.example:443"}}}), executor_.policy_requests.at(1));
+  EXPECT_NE(std::string::npos, shown.find("No longer allowed:\n  network: allow api.example:443")) << shown;
+  EXPECT_NE(std::string::npos, shown.find("2 open connection(s) to what is no longer allowed were closed")) << shown;
+
+  executor_.policy_answer = {{"event", "policy.rejected"}, {"errors", {"policy patch:1:10: network.allow[0]: bad"}}};
+  shown = run("%policy allow *");
+  EXPECT_NE(std::string::npos, shown.find("The policy was not changed (the one in force stays):\n  policy patch:1:10"))
+      << shown;
+  // A malformed command sends nothing.
+  shown = run("%policy allow");
+  EXPECT_NE(std::string::npos, shown.find("usage: %policy allow HOST[:PORT]")) << shown;
+  run("%policy allowx.example");
+  EXPECT_EQ(3u, executor_.policy_requests.size());
 }
 
 }  // namespace
