@@ -208,7 +208,7 @@ TEST_F(LivePolicyTest, WidenedAndNarrowedWhileAClientInsideLoops) {
   auto invalid = change(*client, {{"allow", {"*"}}, {"deny", nlohmann::json::array()}});
   ASSERT_EQ("policy.rejected", invalid.value("event", "")) << invalid.dump();
   EXPECT_NE(std::string::npos, lines(invalid["errors"]).find("network.allow")) << invalid.dump();
-  write_file(policy_, policy_text("allow") + "filesystem:\n  read_only: [/opt]\n");
+  write_file(policy_, policy_text("allow") + "filesystem:\n  read_only: [/srv]\n");
   auto files = change(*client, {{"reload", true}});
   ASSERT_EQ("policy.rejected", files.value("event", "")) << files.dump();
   EXPECT_NE(std::string::npos, lines(files["errors"]).find("the filesystem section cannot change on a running "
