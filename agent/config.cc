@@ -63,6 +63,7 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
   c.speak_messages = cli.speak_messages;
   c.server = cli.server;
   c.acp = cli.acp;
+  c.embed = cli.embed;
   c.gui = cli.gui;
   c.gui_port = cli.gui_port.value_or(0);
   if (p.user_message_template) c.user_message_template = *p.user_message_template;
@@ -96,6 +97,10 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
     return Status::error(std::string("--gui shows a terminal session; it does not go with ") +
                          (c.server ? "--server" : "--acp"));
   }
+  if (c.embed && (c.server || c.acp || c.gui)) {
+    return Status::error("--embed speaks to the program that started it on stdio; it does not go with --server, "
+                         "--acp or --gui");
+  }
   if (cli.gui_port && !c.gui) return Status::error("--gui_port needs --gui");
   c.kubernetes = cli.kubernetes;
   if (c.kubernetes && c.sandbox != "openshell") {
@@ -117,7 +122,9 @@ Result<AgentConfig> merge_config(const CliOptions& cli, const Profile* profile) 
 
 Result<AgentConfig> resolve_config(const CliOptions& cli, const EnvLookup& env) {
   std::optional<Profile> profile;
-  if (cli.profile) {
+  if (cli.embed && !cli.profile) {
+    // Open Interpreter's Python API reads no profile: the embedding program sets what it wants.
+  } else if (cli.profile) {
     auto loaded = load_named_profile(*cli.profile, env);
     if (!loaded) return loaded.status().with_context("profile");
     profile = std::move(*loaded);

@@ -41,6 +41,7 @@ struct CliOptions {
   bool contribute_conversation = false;
   bool server = false;
   bool acp = false;  // --acp: the Agent Client Protocol on stdio (editors)
+  bool embed = false;  // --embed: JSON lines on stdio for an embedding program (the Python package)
   bool gui = false;  // --gui: the web UI beside the terminal
   std::optional<int> gui_port;
   // Actions that end the run: print the profiles folder (--profiles), the models folder (--local_models), reset a
@@ -98,6 +99,7 @@ struct AgentConfig {
   bool speak_messages = false;
   bool server = false;                  // --server: the loopback server instead of the terminal
   bool acp = false;                     // --acp: the Agent Client Protocol on stdio (agent/acp/acp_server.h)
+  bool embed = false;                   // --embed: JSON lines on stdio (agent/embed/embed_server.h)
   bool gui = false;                     // --gui: the web UI on loopback beside the terminal (agent/gui/)
   int gui_port = 0;                     // 0: a free port
   std::optional<std::string> kubernetes;  // --kubernetes: the sandbox as a pod (deploy/kubernetes/README.md)

@@ -14,6 +14,7 @@
 #include "agent/acp/acp_server.h"
 #include "agent/computer_tool.h"
 #include "agent/conversation.h"
+#include "agent/embed/embed_server.h"
 #include "agent/executor_client.h"
 #include "agent/gui/gui_session.h"
 #include "agent/interrupt.h"
@@ -144,7 +145,9 @@ int run_session(const CliOptions& cli) {
   EnvLookup env = process_env();
   if (auto status = run_profile_actions(cli, env, stdout, stderr)) return *status;
   bool first_run = false;
-  (void)ensure_default_profile(env, &first_run);  // as Open Interpreter does; a read-only home is no reason to stop
+  // As Open Interpreter does (not for an embedding program, which reads no profile); a read-only home is no reason
+  // to stop.
+  if (!cli.embed) (void)ensure_default_profile(env, &first_run);
   auto config = resolve_config(cli, env);
   if (!config) {
     // (A profile may be a file in the workspace, which sandboxed code can write: its text is quoted escaped.)
@@ -155,10 +158,11 @@ int run_session(const CliOptions& cli) {
   // --acp: stdout carries the protocol only. It moves to a descriptor of its own, and what else this process (or
   // anything it starts) would print there goes to stderr; no question is asked (notices as JSON lines, on stderr).
   UniqueFd protocol_out;
-  if (c.acp) {
+  if (c.acp || c.embed) {
     protocol_out.reset(::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3));
     if (!protocol_out || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
-      std::fprintf(stderr, "interpreter --acp: cannot set up stdout: %s\n", std::strerror(errno));
+      std::fprintf(stderr, "interpreter %s: cannot set up stdout: %s\n", c.acp ? "--acp" : "--embed",
+                   std::strerror(errno));
       return 1;
     }
     c.json = true;
@@ -301,6 +305,7 @@ int run_session(const CliOptions& cli) {
     return acp::run_acp({c, llm ? std::optional(settings) : std::nullopt, &executor, env, STDIN_FILENO,
                          protocol_out.get()});
   }
+  if (c.embed) return embed::run_embed({c, env, &keys, &executor, STDIN_FILENO, protocol_out.get()});
   executor.prestart();
 
   ConversationStore store(conversations_dir(env));

@@ -73,6 +73,8 @@ HostFacts HostFacts::collect() {
   return f;
 }
 
+std::string_view default_instructions() { return kInstructions; }
+
 std::string build_system_prompt(const PromptInputs& in) {
   std::string p = in.system_message.empty() ? kInstructions : in.system_message;
   p += "\n\n";

@@ -3,6 +3,7 @@
 // (OS and distribution, working directory, shell, languages, date) and what the sandbox allows, so the model knows
 // what it cannot do. A custom system message replaces the instructions; custom instructions are appended.
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace oishell::agent {
@@ -28,5 +29,7 @@ struct PromptInputs {
 };
 
 std::string build_system_prompt(const PromptInputs& in);
+// The default instructions (what a custom system message replaces), as Open Interpreter's `system_message` reads.
+std::string_view default_instructions();
 
 }  // namespace oishell::agent

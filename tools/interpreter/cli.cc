@@ -121,6 +121,8 @@ Result<agent::CliOptions> parse_cli(int argc, const char* const* argv, std::stri
                                      "endpoint");
   app.add_flag("--acp", o.acp, "speak the Agent Client Protocol on stdin/stdout, for editors (Zed, VS Code, "
                                "JetBrains): docs/interpreter.md");
+  app.add_flag("--embed", o.embed, "speak JSON lines on stdin/stdout to the program that started this one (the "
+                                   "Python package `interpreter`): docs/python.md");
   app.add_flag("--gui", o.gui, "also show the session in a local web page (loopback only, behind a token): "
                                "docs/interpreter.md");
   app.add_option("--kubernetes", kubernetes, "run the sandbox as a pod of a Kubernetes cluster: "

@@ -55,6 +55,7 @@ const std::vector<FlagSpec>& flag_table() {
       {"policy", "", K::value, false},
       {"json", "", K::flag, false},
       {"acp", "", K::flag, false},
+      {"embed", "", K::flag, false},
       {"gui", "", K::flag, false},
       {"kubernetes", "", K::optional_value, false},
       {"gui_port", "", K::value, false},
