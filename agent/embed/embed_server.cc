@@ -12,6 +12,7 @@
 #include "agent/acp/rpc_channel.h"
 #include "agent/code_extract.h"
 #include "agent/interrupt.h"
+#include "agent/llm/curl_api.h"
 #include "agent/loop.h"
 #include "agent/model_setup.h"
 #include "agent/server/lmc_display.h"
@@ -427,6 +428,9 @@ int EmbedServer::run() {
                        {"sandbox", parts_.executor->description()},
                        {"system_message", std::string(default_instructions())}});
   parts_.executor->prestart();  // the sandbox comes up while the program gets its first message ready
+  // So does libcurl (its ~30 libraries and TLS set-up are tens of milliseconds of the first answer); the first
+  // model request waits for this load if it is not done (curl_api() initialises once, thread-safe).
+  std::thread curl_loader([] { (void)curl_api(); });
   std::thread requests([this] { worker(); });
   while (auto incoming = channel_.read()) {
     if (!incoming->error.empty()) {
@@ -447,6 +451,7 @@ int EmbedServer::run() {
     changed_.notify_all();
   }
   requests.join();
+  curl_loader.join();
   parts_.executor->shutdown();
   return 0;
 }

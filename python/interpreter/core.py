@@ -87,7 +87,8 @@ class Llm(Settings):
         "max_output": (None, "use interpreter.max_output"),
     }
 
-    def __init__(self):
+    def __init__(self, on_change=None):
+        self._on_change = on_change
         self.model = "gpt-4o"
         self.temperature = 0
         self.api_base = None
@@ -98,6 +99,13 @@ class Llm(Settings):
         self.supports_vision = None
         self.supports_functions = None
         self.max_budget = None
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if not name.startswith("_") and self.__dict__.get("_on_change"):
+            callback = self._on_change()
+            if callback:
+                callback()
 
     def _settings(self):
         return {"model": self.model, "temperature": self.temperature, "api_base": self.api_base,
@@ -245,10 +253,11 @@ def _close_all():
 
 class OpenInterpreter(Settings):
     """Open Interpreter's `interpreter` object. Code the model writes runs in oishell's sandbox, never on this
-    host; so `auto_run` is on by default (Open Interpreter's default is off). The agent process starts on first use
-    in the current directory (or `workspace`), which is the sandbox's workspace.
+    host; so `auto_run` is on by default (Open Interpreter's default is off). The agent process starts in the
+    current directory (or `workspace`), which is the sandbox's workspace, on a thread as soon as the object is
+    configured, or at its first use.
 
-    oishell's own settings, fixed once the agent started: `sandbox` ("openshell"; "none" runs code on this host
+    oishell's own settings, fixed once the agent has been used: `sandbox` ("openshell"; "none" runs code on this host
     unconfined), `policy` (a policy file or built-in profile name; default: the `default` profile), `workspace`,
     `max_turns` (model turns per message; 0: no bound)."""
     _checks = {
@@ -302,7 +311,10 @@ class OpenInterpreter(Settings):
         self._process = None
         self._start_lock = threading.Lock()
         self._system_message = None
-        self.llm = Llm()
+        self._initialised = False
+        self._used = False
+        self._warming = False
+        self.llm = Llm(weakref.WeakMethod(self._warm))
         self.computer = Computer(self)
         self.messages = [] if messages is None else messages
         self.last_messages_count = 0
@@ -330,16 +342,37 @@ class OpenInterpreter(Settings):
         for name, value in unsupported.items():
             setattr(self, name, value)
         _live.add(self)
+        self._initialised = True
 
     def __setattr__(self, name, value):
-        if name in ("sandbox", "policy", "workspace") and self.__dict__.get("_process") is not None \
-                and self.__dict__.get(name) != value:
-            raise OishellError("interpreter.%s is fixed once the agent has started; call interpreter.close() first"
-                               % name)
+        fixed = name in ("sandbox", "policy", "workspace") and self.__dict__.get(name) != value
+        if fixed and self.__dict__.get("_process") is not None:
+            if self.__dict__.get("_used"):
+                raise OishellError("interpreter.%s is fixed once the agent has started; call interpreter.close() "
+                                   "first" % name)
+            self.close()  # started ahead of use (warm-up): started again with the new value
         super().__setattr__(name, value)
+        if name in self._checks and name not in ("messages", "last_messages_count") or name == "system_message":
+            self._warm()
+
+    def _warm(self):
+        """The user is configuring this object, so a chat will follow: the agent and its sandbox start now, on a
+        thread, and the first answer does not wait for them. A failure to start is raised at the first use."""
+        if not self.__dict__.get("_initialised") or self.__dict__.get("_warming"):
+            return
+        self._warming = True
+        threading.Thread(target=self._warm_start, name="interpreter-warm-up", daemon=True).start()
+
+    def _warm_start(self):
+        try:
+            self._agent(use=False)
+        except Exception:
+            self._warming = False
 
     # The agent process.
-    def _agent(self):
+    def _agent(self, use=True):
+        if use:
+            self._used = True
         with self._start_lock:
             if self._process is None or not self._process.alive:
                 if self._process is not None:
@@ -360,6 +393,8 @@ class OpenInterpreter(Settings):
             if self._process is not None:
                 self._process.close()
                 self._process = None
+            self._used = False
+            self._warming = False
 
     @property
     def anonymous_telemetry(self):
@@ -371,7 +406,7 @@ class OpenInterpreter(Settings):
         Reading the default starts the agent, which holds it."""
         if self._system_message is not None:
             return self._system_message
-        return self._agent().ready.get("system_message", "")
+        return self._agent(use=False).ready.get("system_message", "")
 
     @system_message.setter
     def system_message(self, value):

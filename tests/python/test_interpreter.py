@@ -12,7 +12,7 @@ from support import ScriptedModel, Workspace, alive, children_of, tool_call
 
 import interpreter as interpreter_module
 from interpreter import InterpreterError, OpenInterpreter, UnsupportedSetting, interpreter
-from oishell import ChildDied
+from oishell import ChildDied, OishellError
 
 
 class Case(unittest.TestCase):
@@ -165,6 +165,22 @@ class DocumentedExamples(Case):
         i, m = self.new([{"text": "later", "hold_ms": 20}])
         self.assertIsNone(i.chat("hi", display=False, blocking=False))
         self.assertEqual(i.wait()[-1]["content"], "later")
+
+
+class WarmStart(Case):
+    def test_configuring_starts_the_agent_ahead_of_the_first_chat(self):
+        i, m = self.new([{"text": "ok"}])  # setting llm.model starts the agent and its sandbox on a thread
+        deadline = time.monotonic() + 30
+        while i._agent_if_started() is None:
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.01)
+        first = i._agent_if_started().pid
+        # Not used yet: a setting fixed at the agent's start starts it again rather than failing.
+        i.workspace = os.getcwd()
+        i.chat("hi", display=False)
+        self.assertNotEqual(i._agent().pid, first)
+        with self.assertRaisesRegex(OishellError, "interpreter.policy is fixed once the agent has started"):
+            i.policy = "offline"
 
 
 class Embedding(Case):
