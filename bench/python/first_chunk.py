@@ -32,28 +32,24 @@ t0 = float(sys.argv[1])
 sys.path.insert(0, sys.argv[2])
 from interpreter import interpreter
 interpreter.llm.model, interpreter.llm.api_base, interpreter.llm.api_key = "scripted", sys.argv[3], "sk-x"
-t1 = time.time()
-for chunk in interpreter.chat("hi", display=False, stream=True):
-    if chunk.get("role") == "assistant" and "content" in chunk:
-        t2 = time.time()
-        break
-for _ in interpreter.chat("hi again", display=False, stream=True):  # the rest of the first answer was stopped
-    pass
-t3 = time.time()
-for chunk in interpreter.chat("and again", display=False, stream=True):
-    if chunk.get("role") == "assistant" and "content" in chunk:
-        t4 = time.time()
-        break
+
+
+def first_chunk(i, message):
+    # The time to the first assistant chunk (the rest of the answer is stopped: the generator is closed).
+    start = time.time()
+    for chunk in i.chat(message, display=False, stream=True):
+        if chunk.get("role") == "assistant" and "content" in chunk:
+            return start, time.time()
+
+
+t1, t2 = first_chunk(interpreter, "hi")
+t3, t4 = first_chunk(interpreter, "and again")
 interpreter.close()
 from interpreter import OpenInterpreter
 other = OpenInterpreter()
 other.llm.model, other.llm.api_base, other.llm.api_key = "scripted", sys.argv[3], "sk-x"
 time.sleep(0.3)  # the program does something else before its first message
-t5 = time.time()
-for chunk in other.chat("hi", display=False, stream=True):
-    if chunk.get("role") == "assistant" and "content" in chunk:
-        t6 = time.time()
-        break
+t5, t6 = first_chunk(other, "hi")
 other.close()
 print(t2 - t0, t2 - t1, t4 - t3, t6 - t5)
 """

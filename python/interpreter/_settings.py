@@ -8,20 +8,20 @@ from oishell.errors import UnsupportedSetting
 _UNSET = object()
 
 
-def check_bool(value, name, optional=False):
+def _typed(value, name, ok, what, optional):
     if value is None and optional:
         return value
-    if not isinstance(value, bool):
-        raise TypeError("%s must be True or False%s, not %r" % (name, " or None" if optional else "", value))
+    if not ok(value):
+        raise TypeError("%s must be %s%s, not %r" % (name, what, " or None" if optional else "", value))
     return value
+
+
+def check_bool(value, name, optional=False):
+    return _typed(value, name, lambda v: isinstance(v, bool), "True or False", optional)
 
 
 def check_str(value, name, optional=False):
-    if value is None and optional:
-        return value
-    if not isinstance(value, str):
-        raise TypeError("%s must be a string%s, not %r" % (name, " or None" if optional else "", value))
-    return value
+    return _typed(value, name, lambda v: isinstance(v, str), "a string", optional)
 
 
 def check_positive_int(value, name, optional=False):

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import threading
 
-from .errors import ChildDied
+from .errors import ChildDied, OishellError
 
 DIED = object()  # put in every queue when the child's stdout ends
 DROP = object()  # a route that returns it: the event was handled (or is not wanted)
@@ -164,5 +164,20 @@ def get(q, child):
     """The next item of `q`; ChildDied when the child died instead."""
     item = q.get()
     if item is DIED:
+        raise child.death()
+    return item
+
+
+def first(q, child, timeout, what):
+    """The first item of `q` (a child's start-up message) within `timeout` seconds. If the child died first, its
+    ChildDied; if nothing came, an OishellError after killing it."""
+    try:
+        item = q.get(timeout=timeout)
+    except queue.Empty:
+        child.kill()
+        child.close()
+        raise OishellError("%s did not start within %d s" % (what, timeout))
+    if item is DIED:
+        child.close()
         raise child.death()
     return item

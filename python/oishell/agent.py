@@ -4,9 +4,6 @@ docs/python.md, "The protocol"). Used by the `interpreter` package; one AgentPro
 Requests run one at a time in the agent, in order; each has an id and its events come back to its own queue.
 """
 import itertools
-import os
-import queue
-import threading
 
 from . import _process
 from ._programs import find
@@ -20,21 +17,12 @@ class AgentProcess:
         argv = [find("interpreter", "OISHELL_INTERPRETER"), "--embed"] + list(extra_args)
         self._ids = itertools.count(1)
         self._child = _process.JsonLinesChild(argv, self._route, cwd=cwd, env=env, name="interpreter --embed")
-        try:
-            event = self._child.general.get(timeout=_READY_TIMEOUT)
-        except queue.Empty:
-            self._child.kill()
-            self._child.close()
-            raise OishellError("interpreter --embed did not start within %d s" % _READY_TIMEOUT)
-        if event is _process.DIED:
-            self._child.close()
-            raise self._child.death()
+        event = _process.first(self._child.general, self._child, _READY_TIMEOUT, "interpreter --embed")
         if event.get("event") != "ready" or event.get("protocol") != 1:
             self._child.kill()
             self._child.close()
             raise OishellError("interpreter --embed speaks another protocol: %r" % (event,))
         self.ready = event
-        self._lock = threading.Lock()
 
     @staticmethod
     def _route(event):

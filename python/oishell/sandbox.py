@@ -192,17 +192,7 @@ class Sandbox:
         self._child = _process.JsonLinesChild(argv, self._route, name="oishell supervise")
         ready = self._child.open_queue("_ready")
         try:
-            while True:
-                try:
-                    item = ready.get(timeout=_READY_TIMEOUT)
-                except Exception:
-                    self._child.kill()
-                    self._child.close()
-                    raise OishellError("the sandbox did not come up within %d s" % _READY_TIMEOUT)
-                if item is _process.DIED:
-                    self._child.close()
-                    raise self._child.death()
-                break
+            _process.first(ready, self._child, _READY_TIMEOUT, "the sandbox (oishell supervise)")
         finally:
             self._child.close_queue("_ready")
         self._closed = False

@@ -10,7 +10,6 @@ from contextlib import redirect_stdout
 
 from support import ScriptedModel, Workspace, alive, children_of, tool_call
 
-import interpreter as interpreter_module
 from interpreter import InterpreterError, OpenInterpreter, UnsupportedSetting, interpreter
 from oishell import ChildDied, OishellError
 
