@@ -1,10 +1,10 @@
-#include "agent/acp/rpc_channel.h"
+#include "base/json_rpc.h"
 
 #include <unistd.h>
 
 #include <cerrno>
 
-namespace oishell::agent::acp {
+namespace oishell::rpc {
 
 using nlohmann::json;
 
@@ -20,7 +20,7 @@ std::optional<std::string> RpcChannel::read_line(bool* too_long) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       return line;
     }
-    if (buffer_.size() > kMaxLineBytes) {  // keep reading to the end of this line, dropping it
+    if (buffer_.size() > max_line_bytes_) {  // keep reading to the end of this line, dropping it
       *too_long = true;
       buffer_.clear();
     }
@@ -45,12 +45,15 @@ std::optional<Incoming> RpcChannel::read() {
     bool too_long = false;
     auto line = read_line(&too_long);
     if (!line) return std::nullopt;
-    if (too_long) return Incoming{nullptr, "a message longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB"};
+    if (too_long) {
+      return Incoming{nullptr, "a message longer than " + std::to_string(max_line_bytes_ >> 20) + " MiB",
+                      error::parse_error};
+    }
     if (line->find_first_not_of(" \t\r") == std::string::npos) continue;
     json message = json::parse(*line, nullptr, /*allow_exceptions=*/false);
-    if (message.is_discarded()) return Incoming{nullptr, "not JSON"};
-    if (!message.is_object()) return Incoming{nullptr, "not a JSON-RPC message (an object)"};
-    return Incoming{std::move(message), ""};
+    if (message.is_discarded()) return Incoming{nullptr, "not JSON", error::parse_error};
+    if (!message.is_object()) return Incoming{nullptr, "not a JSON-RPC message (an object)", error::invalid_request};
+    return Incoming{std::move(message), "", 0};
   }
 }
 
@@ -122,4 +125,4 @@ void RpcChannel::close() {
   answered_.notify_all();
 }
 
-}  // namespace oishell::agent::acp
+}  // namespace oishell::rpc
