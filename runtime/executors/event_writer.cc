@@ -31,6 +31,14 @@ void EventWriter::emit(const nlohmann::json& event) {
   }
 }
 
+void RuntimeEventForwarder::emit(const nlohmann::json& event) {
+  if (!event.is_object() || !event.contains("id")) return out_.emit(event);
+  nlohmann::json copy = event;
+  copy["process_id"] = copy["id"];
+  copy.erase("id");
+  out_.emit(copy);
+}
+
 bool EventWriter::healthy() const {
   std::lock_guard lock(mutex_);
   return !failed_;

@@ -84,6 +84,13 @@ Result<ControlFds> make_control(ControlChannel kind) {
 
 }  // namespace
 
+std::optional<std::chrono::milliseconds> shorter_wall_time(std::optional<std::chrono::milliseconds> session,
+                                                           std::optional<uint64_t> request_ms) {
+  if (!request_ms) return session;
+  const std::chrono::milliseconds requested(static_cast<int64_t>(std::min<uint64_t>(*request_ms, INT64_MAX / 2)));
+  return session && *session < requested ? session : requested;
+}
+
 Executor::Executor(const Language& language, std::string program, std::string driver, Sandbox& sandbox,
                    EventSink& events, ExecutorOptions options)
     : language_(language),
@@ -150,7 +157,7 @@ void Executor::submit(ExecRequest request) {
 }
 
 void Executor::start_next() {
-  while (!block_ && !queue_.empty() && !shut_down_) {
+  while (!block_ && !queue_.empty() && !shut_down_ && !dying_) {
     if (!alive_) {
       Status started = start();
       if (!started) {
@@ -167,10 +174,14 @@ void Executor::start_next() {
     queue_.pop_front();
     block.seq = ++seq_;
     block.started = Clock::now();
-    if (options_.wall_time && ready_) block.deadline = block.started + *options_.wall_time;  // else from `R`
+    if (auto wall = wall_time_of(block.request); wall && ready_) block.deadline = block.started + *wall;  // else from `R`
     block_ = std::move(block);
     send_block(*block_);
   }
+}
+
+std::optional<std::chrono::milliseconds> Executor::wall_time_of(const ExecRequest& request) const {
+  return shorter_wall_time(options_.wall_time, request.timeout_ms);
 }
 
 void Executor::send_block(Block& block) {
@@ -242,6 +253,7 @@ void Executor::reset() {
   if (block_) block_->stop = Stop::reset;
   restart_reason_ = "reset";
   (void)sandbox_.signal(process_id_, SIGKILL);
+  dying_ = true;  // blocks submitted from now on wait for the new process (the old one holds the state reset drops)
 }
 
 void Executor::shutdown() {
@@ -421,7 +433,8 @@ void Executor::handle_control_line(std::string_view line, std::string* owner) {
     std::string reason;
     if (block_->stop == Stop::timeout) {
       status = "timeout";
-      reason = "wall time limit " + std::to_string(options_.wall_time ? options_.wall_time->count() : 0) + " ms";
+      const auto wall = wall_time_of(block_->request);
+      reason = "wall time limit " + std::to_string(wall ? wall->count() : 0) + " ms";
     } else if (block_->stop == Stop::interrupt && status != "ok") {
       status = "interrupted";
     }
@@ -433,8 +446,8 @@ void Executor::on_ready() {
   ready_ = true;
   start_deadline_.reset();
   // A block sent while the driver started: its wall time counts from now.
-  if (block_ && options_.wall_time && !block_->deadline && block_->stop == Stop::none)
-    block_->deadline = Clock::now() + *options_.wall_time;
+  if (!block_ || block_->deadline || block_->stop != Stop::none) return;
+  if (auto wall = wall_time_of(block_->request)) block_->deadline = Clock::now() + *wall;
 }
 
 void Executor::finish(const std::string& status, int exit_code, const std::string& reason) {
@@ -472,6 +485,7 @@ void Executor::on_time(Clock::time_point now) {
 
 void Executor::close_process() {
   alive_ = false;
+  dying_ = false;
   ready_ = false;
   stdout_.reset();
   stderr_.reset();
@@ -531,6 +545,7 @@ bool Executor::on_exit(const ExitInfo& exit) {
   if (!alive_ && !shut_down_ && (was_ready || reset_requested)) {
     Status started = start();
     if (!started) events_.emit(error_event("restarting " + language_.name + ": " + started.message()));
+    if (!block_) start_next();  // blocks that came while a reset's kill was under way
   } else if (!alive_ && !shut_down_) {
     events_.emit({{"event", "executor_exited"}, {"language", language_.name}, {"reason", restart_reason_},
                   {"lost", language_.lost}});

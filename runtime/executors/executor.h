@@ -38,6 +38,10 @@ struct ExecutorOptions {
   DenialExplainer* denials = nullptr;
 };
 
+// The shorter of the session's wall time and a request's `timeout_ms` (either may be absent).
+std::optional<std::chrono::milliseconds> shorter_wall_time(std::optional<std::chrono::milliseconds> session,
+                                                           std::optional<uint64_t> request_ms);
+
 class Executor {
  public:
   // `program` is the program's path inside the sandbox; `driver` the driver's path inside.
@@ -86,6 +90,8 @@ class Executor {
 
   Status start();
   void start_next();
+  // The block's wall time: the session's, shortened by the request's `timeout_ms`.
+  std::optional<std::chrono::milliseconds> wall_time_of(const ExecRequest& request) const;
   void send_block(Block& block);
   void stop_block(Stop why);
   void read_stream(int fd, const char* stream, Utf8Carry& carry, bool drain);
@@ -113,6 +119,7 @@ class Executor {
   bool alive_ = false;
   bool ever_started_ = false;
   bool ready_ = false;
+  bool dying_ = false;  // reset() killed the process; its exit has not been seen yet
   uint64_t process_id_ = 0;
   UniqueFd stdout_;
   UniqueFd stderr_;

@@ -19,6 +19,15 @@ Result<std::string> string_field(const json& request, const char* op, const char
   return it->get<std::string>();
 }
 
+// `timeout_ms`, when present: a positive integer.
+Result<std::optional<uint64_t>> timeout_field(const json& request, const char* op) {
+  auto it = request.find("timeout_ms");
+  if (it == request.end()) return std::optional<uint64_t>();
+  if (!it->is_number_unsigned() || it->get<uint64_t>() == 0)
+    return Status::error(std::string(op) + ": `timeout_ms` must be a positive integer");
+  return std::optional<uint64_t>(it->get<uint64_t>());
+}
+
 Result<std::string> id_field(const json& request, const char* op) {
   auto it = request.find("id");
   if (it != request.end() && it->is_number_integer()) return it->dump();  // be lenient: 1 and "1" are the same id
@@ -266,7 +275,35 @@ Result<Request> parse_request(std::string_view line) {
       if (!data) return data.status();
       exec.stdin_data = *data;
     }
+    auto timeout = timeout_field(request, "exec");
+    if (!timeout) return timeout.status();
+    exec.timeout_ms = *timeout;
     return Request(std::move(exec));
+  }
+  if (op == "run") {
+    RunRequest run;
+    auto id = id_field(request, "run");
+    if (!id) return id.status();
+    run.id = *id;
+    auto argv = request.find("argv");
+    if (argv == request.end() || !argv->is_array() || argv->empty())
+      return Status::error("run: `argv` must be a non-empty array of strings");
+    for (const auto& arg : *argv) {
+      if (!arg.is_string()) return Status::error("run: `argv` must be a non-empty array of strings");
+      run.argv.push_back(arg.get<std::string>());
+    }
+    auto cwd = string_field(request, "run", "cwd", /*required=*/false);
+    if (!cwd) return cwd.status();
+    run.cwd = *cwd;
+    if (request.contains("stdin")) {
+      auto data = string_field(request, "run", "stdin");
+      if (!data) return data.status();
+      run.stdin_data = *data;
+    }
+    auto timeout = timeout_field(request, "run");
+    if (!timeout) return timeout.status();
+    run.timeout_ms = *timeout;
+    return Request(std::move(run));
   }
   if (op == "interrupt") {
     auto id = id_field(request, "interrupt");
@@ -313,7 +350,7 @@ Result<Request> parse_request(std::string_view line) {
   }
   if (op == "shutdown") return Request(ShutdownRequest{});
   if (op == "policy") return parse_policy_request(request);
-  return Status::error("unknown op `" + op + "` (exec, interrupt, input, reset, answer, shutdown, policy)");
+  return Status::error("unknown op `" + op + "` (exec, run, interrupt, input, reset, answer, shutdown, policy)");
 }
 
 json error_event(std::string_view message, std::string_view id) {

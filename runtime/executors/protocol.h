@@ -23,6 +23,17 @@ struct ExecRequest {
   std::string language;
   std::string code;
   std::optional<std::string> stdin_data;  // the block's whole stdin; absent = EOF
+  // `timeout_ms`: this block's wall time; the session's (the policy's wall_time) still bounds it.
+  std::optional<uint64_t> timeout_ms;
+};
+// A one-shot command: `argv` run by sandbox init (no executor, no shell unless argv names one), in `cwd` (inside;
+// empty = the sandbox's working directory), `stdin` its whole standard input (absent = EOF). Same events as a block.
+struct RunRequest {
+  std::string id;
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::optional<std::string> stdin_data;
+  std::optional<uint64_t> timeout_ms;
 };
 struct InterruptRequest {
   std::string id;
@@ -53,7 +64,7 @@ struct PolicyRequest {
   bool reload = false;                               // the policy file read again
 };
 
-using Request = std::variant<ExecRequest, InterruptRequest, InputRequest, ResetRequest, AnswerRequest,
+using Request = std::variant<ExecRequest, RunRequest, InterruptRequest, InputRequest, ResetRequest, AnswerRequest,
                              ShutdownRequest, PolicyRequest>;
 
 // Parses one request line. The error message names the field ("exec: `code` must be a string").

@@ -46,7 +46,7 @@ std::vector<AvailableLanguage> available_languages(const SandboxSpec& spec, cons
   return out;
 }
 
-Session::Session(Sandbox& sandbox, EventWriter& events, std::vector<AvailableLanguage> languages,
+Session::Session(Sandbox& sandbox, EventOutput& events, std::vector<AvailableLanguage> languages,
                  SessionOptions options)
     : sandbox_(sandbox), events_(events), languages_(std::move(languages)), options_(std::move(options)) {}
 
@@ -77,7 +77,25 @@ bool Session::busy() const {
   for (const auto& [name, executor] : executors_) {
     if (!executor->idle()) return true;
   }
-  return false;
+  return !commands_.empty();
+}
+
+bool Session::id_in_use(const std::string& id) { return executor_with_block(id) || commands_.count(id); }
+
+void Session::handle(RunRequest request) {
+  if (id_in_use(request.id)) {
+    events_.emit(error_event("run: id `" + request.id + "` is already running or queued", request.id));
+    return;
+  }
+  for (const auto& arg : request.argv) {
+    if (arg.find('\0') != std::string::npos) {
+      events_.emit(error_event("run: argv must not contain NUL characters", request.id));
+      return;
+    }
+  }
+  const std::string id = request.id;
+  auto command = std::make_unique<Command>(std::move(request), sandbox_, events_, options_.executor);
+  if (!command->finished()) commands_.emplace(id, std::move(command));
 }
 
 void Session::handle(const ExecRequest& request) {
@@ -97,7 +115,7 @@ void Session::handle(const ExecRequest& request) {
         request.id));
     return;
   }
-  if (executor_with_block(request.id)) {
+  if (id_in_use(request.id)) {
     events_.emit(error_event("exec: block `" + request.id + "` is already running or queued", request.id));
     return;
   }
@@ -122,7 +140,9 @@ void Session::handle_line(const std::string& line) {
   }
   std::visit(Overloaded{
                  [&](const ExecRequest& r) { handle(r); },
+                 [&](RunRequest& r) { handle(std::move(r)); },
                  [&](const InterruptRequest& r) {
+                   if (auto it = commands_.find(r.id); it != commands_.end()) return it->second->interrupt();
                    Executor* executor = executor_with_block(r.id);
                    if (!executor || !executor->interrupt(r.id))
                      events_.emit(error_event("interrupt: no running or queued block `" + r.id + "`", r.id));
@@ -156,6 +176,8 @@ void Session::handle_line(const std::string& line) {
 
 void Session::shutdown_all() {
   for (auto& [name, executor] : executors_) executor->shutdown();
+  for (auto& [id, command] : commands_) command->shutdown();
+  commands_.clear();
 }
 
 int Session::run(int in_fd, const nlohmann::json& ready_extra) {
@@ -190,13 +212,19 @@ int Session::run(int in_fd, const nlohmann::json& ready_extra) {
     if (input_open) fds.push_back({in_fd, POLLIN, 0});
     fds.push_back({sandbox_.wait_fd(), POLLIN, 0});
     for (const auto& [name, executor] : executors_) executor->add_pollfds(fds);
+    for (const auto& [id, command] : commands_) command->add_pollfds(fds);
     int timeout = -1;
+    std::vector<Clock::time_point> deadlines;
     for (const auto& [name, executor] : executors_) {
-      if (auto deadline = executor->next_deadline()) {
-        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
-        int t = ms < 0 ? 0 : static_cast<int>(std::min<long long>(ms, 60'000));
-        if (timeout < 0 || t < timeout) timeout = t;
-      }
+      if (auto deadline = executor->next_deadline()) deadlines.push_back(*deadline);
+    }
+    for (const auto& [id, command] : commands_) {
+      if (auto deadline = command->next_deadline()) deadlines.push_back(*deadline);
+    }
+    for (const auto deadline : deadlines) {
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
+      int t = ms < 0 ? 0 : static_cast<int>(std::min<long long>(ms, 60'000));
+      if (timeout < 0 || t < timeout) timeout = t;
     }
     int n = ::poll(fds.data(), fds.size(), timeout);
     if (n < 0 && errno != EINTR) {
@@ -206,20 +234,32 @@ int Session::run(int in_fd, const nlohmann::json& ready_extra) {
     // Executor output first, then exits (a process's last output comes before its `done`), then requests.
     for (const auto& pfd : fds) {
       if (!pfd.revents || pfd.fd == in_fd || pfd.fd == sandbox_.wait_fd()) continue;
+      bool served = false;
       for (auto& [name, executor] : executors_) {
         if (executor->owns_fd(pfd.fd)) {
           executor->on_fd(pfd.fd, pfd.revents);
+          served = true;
           break;
+        }
+      }
+      for (auto it = commands_.begin(); !served && it != commands_.end(); ++it) {
+        if (it->second->owns_fd(pfd.fd)) {
+          it->second->on_fd(pfd.fd, pfd.revents);
+          served = true;
         }
       }
     }
     while (auto exit = sandbox_.next_exit()) {
+      bool claimed = false;
       for (auto& [name, executor] : executors_) {
-        if (executor->on_exit(*exit)) break;
+        if ((claimed = executor->on_exit(*exit))) break;
       }
+      for (auto it = commands_.begin(); !claimed && it != commands_.end(); ++it) claimed = it->second->on_exit(*exit);
     }
     const auto now = Clock::now();
     for (auto& [name, executor] : executors_) executor->on_time(now);
+    for (auto& [id, command] : commands_) command->on_time(now);
+    std::erase_if(commands_, [](const auto& entry) { return entry.second->finished(); });
     if (input_open && !fds.empty() && fds[0].fd == in_fd && fds[0].revents) {
       for (;;) {
         ssize_t got = ::read(in_fd, buffer, sizeof buffer);

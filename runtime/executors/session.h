@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/executors/command.h"
 #include "runtime/executors/event_writer.h"
 #include "runtime/executors/executor.h"
 #include "runtime/executors/language.h"
@@ -41,7 +42,7 @@ std::vector<AvailableLanguage> available_languages(const SandboxSpec& spec, cons
 
 class Session {
  public:
-  Session(Sandbox& sandbox, EventWriter& events, std::vector<AvailableLanguage> languages, SessionOptions options);
+  Session(Sandbox& sandbox, EventOutput& events, std::vector<AvailableLanguage> languages, SessionOptions options);
   ~Session();
 
   // Emits `ready` (with `ready_extra` merged in: policy summary, sandbox kind, degradations), then serves requests
@@ -51,16 +52,20 @@ class Session {
  private:
   void handle_line(const std::string& line);
   void handle(const ExecRequest& request);
+  void handle(RunRequest request);
+  // A block or a command with this id is running or queued.
+  bool id_in_use(const std::string& id);
   Executor* executor_for(const Language& language, bool create);
   Executor* executor_with_block(const std::string& id);
   bool busy() const;
   void shutdown_all();
 
   Sandbox& sandbox_;
-  EventWriter& events_;
+  EventOutput& events_;
   std::vector<AvailableLanguage> languages_;
   SessionOptions options_;
   std::map<std::string, std::unique_ptr<Executor>> executors_;  // by language name
+  std::map<std::string, std::unique_ptr<Command>> commands_;    // `run`s not yet done, by id
   bool stop_ = false;
 };
 

@@ -381,6 +381,17 @@ TEST_P(ExecutorTest, PolicyDenialArrivesBeforeDone) {
   }
 }
 
+// A block sent right behind `reset` runs in the new process: without the wait it went to the one being killed and
+// ended as `killed`.
+TEST_P(ExecutorTest, ABlockRightAfterResetRunsInTheNewExecutor) {
+  auto c = start();
+  ASSERT_EQ("ok", c->run("python", "x = 1").done.value("status", ""));
+  c->send({{"op", "reset"}, {"language", "python"}});
+  auto after = c->run("python", "print('x' in globals())");
+  EXPECT_EQ("ok", after.done.value("status", "")) << after.done.dump() << after.err;
+  EXPECT_EQ("False\n", after.out);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, ExecutorTest, ::testing::Values("none", "openshell"),
                          [](const auto& info) { return info.param == "none" ? "NoSandbox" : "Sandbox"; });
 

@@ -25,6 +25,7 @@
 #include "tools/oishell/command.h"
 #include "tools/oishell/live_policy_events.h"
 #include "tools/oishell/policy_flags.h"
+#include "tools/oishell/session_setup.h"
 
 namespace oishell::cli {
 namespace {
@@ -100,30 +101,6 @@ std::string parse(int argc, char** argv, SuperviseArgs* out, bool* help) {
   return "";
 }
 
-// The drivers directory, bound read-only into the sandbox at the same path (and readable + executable by
-// Landlock), since SandboxSpec is plain data the session adds it before the sandbox is built.
-void add_drivers_mount(SandboxSpec& spec, const std::string& drivers) {
-  spec.mounts.push_back(MountStep{MountStep::Kind::bind_ro, drivers, drivers, false});
-  spec.landlock.paths.push_back(LandlockPathRule{drivers, FsAccess::read_exec});
-}
-
-// The runtime's own events (denied, limit, net.*, start) are forwarded as protocol events. Their "id" is the
-// sandbox's process handle, not a block id, so it is renamed to "process_id" to keep `id` meaning a block.
-class RuntimeEventForwarder final : public EventSink {
- public:
-  explicit RuntimeEventForwarder(EventSink& out) : out_(out) {}
-  void emit(const nlohmann::json& event) override {
-    if (!event.is_object() || !event.contains("id")) return out_.emit(event);
-    nlohmann::json copy = event;
-    copy["process_id"] = copy["id"];
-    copy.erase("id");
-    out_.emit(copy);
-  }
-
- private:
-  EventSink& out_;
-};
-
 int run_supervise(int argc, char** argv) {
   SuperviseArgs args;
   bool help = false;
@@ -155,31 +132,12 @@ int run_supervise(int argc, char** argv) {
     return kExitPolicyInvalid;
   }
   policy::LivePolicy live = std::move(loaded.value());
-  SandboxSpec spec = live.started();
-  // wall_time limits each block (enforced by the executors), not the life of the persistent executors.
-  const uint64_t block_wall_ms = spec.limits.wall_time_ms.value_or(0);
-  spec.limits.wall_time_ms.reset();
-
-  char resolved[PATH_MAX];
-  const std::string drivers_rel = data_path("runtime/executors/drivers");
-  const std::string drivers = ::realpath(drivers_rel.c_str(), resolved) ? std::string(resolved) : drivers_rel;
-  if (args.confined) add_drivers_mount(spec, drivers);
-
+  SessionSetup setup = prepare_session(live.started(), args.confined, args.prestart);
+  const SandboxSpec& spec = setup.spec;
+  const uint64_t block_wall_ms = setup.block_wall_ms;
+  executors::SessionOptions& options = setup.options;
   executors::EventWriter events(STDOUT_FILENO);
-  executors::SessionOptions options;
-  options.confined = args.confined;
-  options.drivers_inside = drivers;
-  options.drivers_host = drivers;
-  options.prestart = args.prestart;
-  if (block_wall_ms) options.executor.wall_time = std::chrono::milliseconds(block_wall_ms);
-  // A block that failed on a path the sandbox hides, leaves out or keeps read-only is told so (fs.denied).
-  std::unique_ptr<executors::DenialExplainer> denials;
-  if (args.confined) {
-    denials = std::make_unique<executors::DenialExplainer>(spec);
-    options.executor.denials = denials.get();
-  }
-
-  RuntimeEventForwarder runtime_events(events);
+  executors::RuntimeEventForwarder runtime_events(events);
   std::unique_ptr<Sandbox> sandbox;
   if (args.confined) {
     SandboxOptions sandbox_options;
