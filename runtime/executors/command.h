@@ -13,17 +13,18 @@
 #include <vector>
 
 #include "runtime/executors/executor.h"
+#include "runtime/executors/poll_client.h"
 #include "runtime/executors/protocol.h"
 #include "runtime/outside/events.h"
 #include "runtime/outside/sandbox.h"
 
 namespace oishell::executors {
 
-class Command {
+class Command final : public PollClient {
  public:
   // Starts the process; on failure `done` (error, 127, the reason) has been emitted and finished() holds.
   Command(RunRequest request, Sandbox& sandbox, EventSink& events, const ExecutorOptions& options);
-  ~Command();
+  ~Command() override;
   Command(const Command&) = delete;
   Command& operator=(const Command&) = delete;
 
@@ -35,13 +36,13 @@ class Command {
   // The session ends: the process is killed and the command ends as `killed`.
   void shutdown();
 
-  void add_pollfds(std::vector<pollfd>& fds) const;
-  bool owns_fd(int fd) const;
-  void on_fd(int fd, short revents);
-  std::optional<Clock::time_point> next_deadline() const;
-  void on_time(Clock::time_point now);
-  // The sandbox reported that process `id` ended; false when it is not this command's.
-  bool on_exit(const ExitInfo& exit);
+  // PollClient.
+  void add_pollfds(std::vector<pollfd>& fds) const override;
+  bool owns_fd(int fd) const override;
+  void on_fd(int fd, short revents) override;
+  std::optional<Clock::time_point> next_deadline() const override;
+  void on_time(Clock::time_point now) override;
+  bool on_exit(const ExitInfo& exit) override;
 
  private:
   enum class Stop { none, interrupt, timeout, shutdown };

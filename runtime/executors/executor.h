@@ -20,13 +20,12 @@
 
 #include "runtime/outside/events.h"
 #include "runtime/executors/language.h"
+#include "runtime/executors/poll_client.h"
 #include "runtime/executors/protocol.h"
 #include "runtime/executors/denial_explainer.h"
 #include "runtime/outside/sandbox.h"
 
 namespace oishell::executors {
-
-using Clock = std::chrono::steady_clock;
 
 struct ExecutorOptions {
   std::optional<std::chrono::milliseconds> wall_time;               // per block; none = unlimited
@@ -42,12 +41,12 @@ struct ExecutorOptions {
 std::optional<std::chrono::milliseconds> shorter_wall_time(std::optional<std::chrono::milliseconds> session,
                                                            std::optional<uint64_t> request_ms);
 
-class Executor {
+class Executor final : public PollClient {
  public:
   // `program` is the program's path inside the sandbox; `driver` the driver's path inside.
   Executor(const Language& language, std::string program, std::string driver, Sandbox& sandbox, EventSink& events,
            ExecutorOptions options);
-  ~Executor();
+  ~Executor() override;
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
@@ -65,14 +64,13 @@ class Executor {
   // Kills the process for good: running and queued blocks end as `killed`.
   void shutdown();
 
-  // Poll integration: the fds to watch, what happened on one of them, the next deadline and its handling.
-  void add_pollfds(std::vector<pollfd>& fds) const;
-  bool owns_fd(int fd) const;
-  void on_fd(int fd, short revents);
-  std::optional<Clock::time_point> next_deadline() const;
-  void on_time(Clock::time_point now);
-  // The sandbox reported that process `id` ended; false when it is not this executor's.
-  bool on_exit(const ExitInfo& exit);
+  // PollClient.
+  void add_pollfds(std::vector<pollfd>& fds) const override;
+  bool owns_fd(int fd) const override;
+  void on_fd(int fd, short revents) override;
+  std::optional<Clock::time_point> next_deadline() const override;
+  void on_time(Clock::time_point now) override;
+  bool on_exit(const ExitInfo& exit) override;
 
  private:
   enum class Stop { none, interrupt, timeout, reset, shutdown };

@@ -28,6 +28,20 @@ Result<std::optional<uint64_t>> timeout_field(const json& request, const char* o
   return std::optional<uint64_t>(it->get<uint64_t>());
 }
 
+// What exec and run both take: `stdin` (the whole input; absent = EOF) and `timeout_ms`.
+Status stdin_and_timeout(const json& request, const char* op, std::optional<std::string>* stdin_data,
+                         std::optional<uint64_t>* timeout_ms) {
+  if (request.contains("stdin")) {
+    auto data = string_field(request, op, "stdin");
+    if (!data) return data.status();
+    *stdin_data = std::move(*data);
+  }
+  auto timeout = timeout_field(request, op);
+  if (!timeout) return timeout.status();
+  *timeout_ms = *timeout;
+  return Status::ok();
+}
+
 Result<std::string> id_field(const json& request, const char* op) {
   auto it = request.find("id");
   if (it != request.end() && it->is_number_integer()) return it->dump();  // be lenient: 1 and "1" are the same id
@@ -270,14 +284,7 @@ Result<Request> parse_request(std::string_view line) {
     auto code = string_field(request, "exec", "code");
     if (!code) return code.status();
     exec.code = *code;
-    if (request.contains("stdin")) {
-      auto data = string_field(request, "exec", "stdin");
-      if (!data) return data.status();
-      exec.stdin_data = *data;
-    }
-    auto timeout = timeout_field(request, "exec");
-    if (!timeout) return timeout.status();
-    exec.timeout_ms = *timeout;
+    OI_TRY(stdin_and_timeout(request, "exec", &exec.stdin_data, &exec.timeout_ms));
     return Request(std::move(exec));
   }
   if (op == "run") {
@@ -295,14 +302,7 @@ Result<Request> parse_request(std::string_view line) {
     auto cwd = string_field(request, "run", "cwd", /*required=*/false);
     if (!cwd) return cwd.status();
     run.cwd = *cwd;
-    if (request.contains("stdin")) {
-      auto data = string_field(request, "run", "stdin");
-      if (!data) return data.status();
-      run.stdin_data = *data;
-    }
-    auto timeout = timeout_field(request, "run");
-    if (!timeout) return timeout.status();
-    run.timeout_ms = *timeout;
+    OI_TRY(stdin_and_timeout(request, "run", &run.stdin_data, &run.timeout_ms));
     return Request(std::move(run));
   }
   if (op == "interrupt") {

@@ -211,54 +211,37 @@ int Session::run(int in_fd, const nlohmann::json& ready_extra) {
     fds.clear();
     if (input_open) fds.push_back({in_fd, POLLIN, 0});
     fds.push_back({sandbox_.wait_fd(), POLLIN, 0});
-    for (const auto& [name, executor] : executors_) executor->add_pollfds(fds);
-    for (const auto& [id, command] : commands_) command->add_pollfds(fds);
+    // Executors and commands alike; valid until requests are handled below (they may add to either).
+    std::vector<PollClient*> clients;
+    for (const auto& [name, executor] : executors_) clients.push_back(executor.get());
+    for (const auto& [id, command] : commands_) clients.push_back(command.get());
+    for (const PollClient* client : clients) client->add_pollfds(fds);
     int timeout = -1;
-    std::vector<Clock::time_point> deadlines;
-    for (const auto& [name, executor] : executors_) {
-      if (auto deadline = executor->next_deadline()) deadlines.push_back(*deadline);
-    }
-    for (const auto& [id, command] : commands_) {
-      if (auto deadline = command->next_deadline()) deadlines.push_back(*deadline);
-    }
-    for (const auto deadline : deadlines) {
-      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
-      int t = ms < 0 ? 0 : static_cast<int>(std::min<long long>(ms, 60'000));
-      if (timeout < 0 || t < timeout) timeout = t;
+    for (const PollClient* client : clients) {
+      if (auto deadline = client->next_deadline()) {
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
+        int t = ms < 0 ? 0 : static_cast<int>(std::min<long long>(ms, 60'000));
+        if (timeout < 0 || t < timeout) timeout = t;
+      }
     }
     int n = ::poll(fds.data(), fds.size(), timeout);
     if (n < 0 && errno != EINTR) {
       events_.emit(error_event("poll: " + errno_text(errno)));
       break;
     }
-    // Executor output first, then exits (a process's last output comes before its `done`), then requests.
+    // Output first, then exits (a process's last output comes before its `done`), then requests.
     for (const auto& pfd : fds) {
       if (!pfd.revents || pfd.fd == in_fd || pfd.fd == sandbox_.wait_fd()) continue;
-      bool served = false;
-      for (auto& [name, executor] : executors_) {
-        if (executor->owns_fd(pfd.fd)) {
-          executor->on_fd(pfd.fd, pfd.revents);
-          served = true;
-          break;
-        }
-      }
-      for (auto it = commands_.begin(); !served && it != commands_.end(); ++it) {
-        if (it->second->owns_fd(pfd.fd)) {
-          it->second->on_fd(pfd.fd, pfd.revents);
-          served = true;
-        }
-      }
+      auto owner = std::find_if(clients.begin(), clients.end(), [&](PollClient* c) { return c->owns_fd(pfd.fd); });
+      if (owner != clients.end()) (*owner)->on_fd(pfd.fd, pfd.revents);
     }
     while (auto exit = sandbox_.next_exit()) {
-      bool claimed = false;
-      for (auto& [name, executor] : executors_) {
-        if ((claimed = executor->on_exit(*exit))) break;
+      for (PollClient* client : clients) {
+        if (client->on_exit(*exit)) break;
       }
-      for (auto it = commands_.begin(); !claimed && it != commands_.end(); ++it) claimed = it->second->on_exit(*exit);
     }
     const auto now = Clock::now();
-    for (auto& [name, executor] : executors_) executor->on_time(now);
-    for (auto& [id, command] : commands_) command->on_time(now);
+    for (PollClient* client : clients) client->on_time(now);
     std::erase_if(commands_, [](const auto& entry) { return entry.second->finished(); });
     if (input_open && !fds.empty() && fds[0].fd == in_fd && fds[0].revents) {
       for (;;) {

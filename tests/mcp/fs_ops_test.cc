@@ -5,15 +5,15 @@
 #include "runtime/mcp/fs_ops.h"
 
 #include <fcntl.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "tests/mcp/scratch_dir.h"
 
 namespace oishell::mcp::fs {
 namespace {
@@ -22,12 +22,6 @@ using nlohmann::json;
 
 class FsOpsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = std::filesystem::temp_directory_path().string() + "/oishell-fs-XXXXXX";
-    ASSERT_NE(nullptr, ::mkdtemp(pattern.data()));
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string put(const std::string& name, const std::string& content) {
     const std::string path = dir_ + "/" + name;
     std::ofstream(path, std::ios::binary) << content;
@@ -37,7 +31,8 @@ class FsOpsTest : public ::testing::Test {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
-  std::string dir_;
+  test::ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
 };
 
 std::string error_errno(const json& j) { return j.contains("error") ? j["error"].value("errno", "") : ""; }

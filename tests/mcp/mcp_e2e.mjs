@@ -10,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { check, finish } from './checks.mjs';
+
 const oishell = path.resolve(process.argv[2]);
 const sdkDir = path.resolve(process.argv[3]);
 const sdk = (p) => import(pathToFileURL(path.join(sdkDir, 'node_modules/@modelcontextprotocol/sdk/dist/esm', p)).href);
@@ -40,16 +42,6 @@ fs.writeFileSync(path.join(workspace, 'notes.txt'), 'alpha\nbeta\nbeta\n');
 fs.writeFileSync(path.join(workspace, 'secret.txt'), 'not for the sandbox\n');
 const secret = path.join(workspace, 'secret.txt');
 
-let failures = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failures++;
-    console.log(`FAIL ${name}: ${e.stack || e}`);
-  }
-}
 
 async function connect({ elicitation, args = [] }) {
   const transport = new StdioClientTransport({
@@ -280,8 +272,4 @@ await check('without elicitation, network questions are denied and policy says s
 });
 
 fs.rmSync(workspace, { recursive: true, force: true });
-if (failures) {
-  console.log(`${failures} check(s) failed`);
-  process.exit(1);
-}
-console.log('all checks passed');
+finish();

@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+import { check, finish } from './checks.mjs';
+
 const oishell = path.resolve(process.argv[2]);
 const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'oishell-mcp-raw-'));
 fs.chmodSync(workspace, 0o755);
@@ -58,16 +60,6 @@ class Server {
   }
 }
 
-let failures = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failures++;
-    console.log(`FAIL ${name}: ${e.stack || e}`);
-  }
-}
 
 // Processes whose command line holds `marker`, anywhere on the machine.
 function processes_with(marker) {
@@ -173,8 +165,4 @@ await check('a client that vanishes mid-call leaves nothing running', async () =
 });
 
 fs.rmSync(workspace, { recursive: true, force: true });
-if (failures) {
-  console.log(`${failures} check(s) failed`);
-  process.exit(1);
-}
-console.log('all checks passed');
+finish();

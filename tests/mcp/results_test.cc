@@ -1,9 +1,6 @@
 // What `oishell mcp` answers (runtime/mcp/results.h, tools.h, server.h's version negotiation): run results with
 // their status, output bounds and images; refusals named with the rule and the layer from a compiled policy; the
 // tools' schemas and argument checks.
-#include <unistd.h>
-
-#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -13,6 +10,7 @@
 #include "runtime/mcp/results.h"
 #include "runtime/mcp/server.h"
 #include "runtime/mcp/tools.h"
+#include "tests/mcp/scratch_dir.h"
 
 namespace oishell::mcp {
 namespace {
@@ -103,9 +101,6 @@ TEST(McpResults, RuntimeEventsAreSentencesNamingTheRule) {
 class McpRefusals : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = std::filesystem::temp_directory_path().string() + "/oishell-mcp-XXXXXX";
-    ASSERT_NE(nullptr, ::mkdtemp(pattern.data()));
-    dir_ = pattern;
     std::ofstream(dir_ + "/secret") << "s";
     PolicySource source{"", "default"};
     PolicyOverrides overrides;
@@ -117,8 +112,8 @@ class McpRefusals : public ::testing::Test {
     ASSERT_TRUE(spec.is_ok()) << spec.status().message();
     spec_ = std::move(spec.value());
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  test::ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
   SandboxSpec spec_;
 };
 
