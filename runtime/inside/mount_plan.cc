@@ -76,8 +76,18 @@ Result<PreparedBind> prepare_bind(const MountStep& step, UniqueFd prepared) {
   return bind;
 }
 
-// Where the scratch tmpfs is attached in the new root while the plan is applied (then detached and removed).
+// Where the scratch tmpfs and the sources tmpfs are attached in the new root while the plan is applied (then
+// detached and removed).
 constexpr const char* kScratchName = ".oishell-scratch";
+constexpr const char* kSourcesName = ".oishell-sources";
+
+// Detaches what is mounted on the new root's `name` (the clones made of it keep it) and removes the mount point.
+Status detach_mount_point(int root_fd, const char* name) {
+  if (::fchdir(root_fd) != 0) return Status::from_errno(errno, "fchdir(new root)");
+  if (::umount2(name, MNT_DETACH) != 0) return Status::from_errno(errno, std::string("umount2(") + name + ")");
+  if (::unlinkat(root_fd, name, AT_REMOVEDIR) != 0) return Status::from_errno(errno, std::string("rmdir(") + name + ")");
+  return Status::ok();
+}
 
 // The sandbox's one scratch tmpfs (see apply_mount_plan): made at its first use; each tmpfs step, and /dev/shm,
 // gets a clone of a directory of its own in it.
@@ -111,10 +121,7 @@ class Scratch {
   Status detach() {
     if (!fs_) return Status::ok();
     fs_.reset();
-    if (::fchdir(root_fd_) != 0) return Status::from_errno(errno, "fchdir(new root)");
-    if (::umount2(kScratchName, MNT_DETACH) != 0) return Status::from_errno(errno, "umount2(scratch tmpfs)");
-    if (::unlinkat(root_fd_, kScratchName, AT_REMOVEDIR) != 0) return Status::from_errno(errno, "rmdir(scratch)");
-    return Status::ok();
+    return detach_mount_point(root_fd_, kScratchName).with_context("scratch tmpfs");
   }
 
  private:
@@ -124,12 +131,15 @@ class Scratch {
   int next_ = 0;
 };
 
-// The sandbox's one private tmpfs of read-only sources (never attached: only read-only clones of its entries are):
+// The sandbox's one private tmpfs of read-only sources (attached in the new root only while the plan is applied,
+// like the scratch tmpfs: before Linux 6.15, open_tree(OPEN_TREE_CLONE) refuses a detached mount with EINVAL, which
+// refused every sandbox on Debian's 6.1 and 6.12 ("hide /etc/gshadow: open_tree(empty, OPEN_TREE_CLONE): EINVAL";
+// docs/kernels.md); only read-only clones of its entries stay):
 // the empty file and the empty directory that hidden paths are covered with, and the contents of `file` steps.
 // Made at its first use and sized for the plan: one filesystem instead of one per hidden directory and file.
 class Sources {
  public:
-  explicit Sources(const SandboxSpec& spec) {
+  Sources(int root_fd, const SandboxSpec& spec) : root_fd_(root_fd) {
     for (const MountStep& step : spec.mounts) {
       if (step.kind != MountStep::Kind::file) continue;
       ++files_;
@@ -167,9 +177,22 @@ class Sources {
     UniqueFd empty(::openat(fs->get(), "empty", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0));
     if (!empty) return Status::from_errno(errno, "creating the empty file for hidden files");
     if (::mkdirat(fs->get(), "empty-dir", 0755) != 0) return Status::from_errno(errno, "mkdirat(empty-dir)");
-    fs_ = std::move(fs.value());
+    auto at = mounts::ensure(root_fd_, kSourcesName, NodeType::directory);
+    if (!at.is_ok()) return at.status().with_context("sources tmpfs");
+    OI_TRY_CTX(mounts::attach(fs->get(), at->get()), "sources tmpfs");
+    fs_ = std::move(fs.value());  // names the attached tmpfs's root from now on
     return Status::ok();
   }
+
+ public:
+  // Detaches the tmpfs from the new root (the clones keep it) and removes the mount point.
+  Status detach() {
+    if (!fs_) return Status::ok();
+    fs_.reset();
+    return detach_mount_point(root_fd_, kSourcesName).with_context("sources tmpfs");
+  }
+
+ private:
 
   Result<UniqueFd> clone(const std::string& name) {
     OI_TRY(open());
@@ -181,6 +204,7 @@ class Sources {
     return out;
   }
 
+  int root_fd_;
   size_t files_ = 0;
   uint64_t bytes_ = 0;
   UniqueFd fs_;
@@ -223,8 +247,8 @@ Status make_symlink(int root_fd, const std::string& target, const std::string& c
   return Status::ok();
 }
 
-// `step.target` covered by a read-only file holding `step.source`, made on the sources tmpfs (never attached
-// anywhere else). The target is not followed: a symlink (systemd-resolved's /etc/resolv.conf ->
+// `step.target` covered by a read-only file holding `step.source`, made on the sources tmpfs (a read-only clone
+// of it is attached, nothing else). The target is not followed: a symlink (systemd-resolved's /etc/resolv.conf ->
 // ../run/systemd/resolve/stub-resolv.conf, whose target does not exist inside) is itself the mount point, so
 // every reader sees the file, and Landlock's rule for the directory that holds the link covers it.
 Status bind_file(int root_fd, const MountStep& step, Sources& sources) {
@@ -349,13 +373,14 @@ Status apply_mount_plan(const SandboxSpec& spec, std::vector<UniqueFd> superviso
   if (!mount_point.is_ok()) return mount_point.status().with_context("new root");
   OI_TRY_CTX(mounts::attach(root->get(), mount_point->get()), "new root: attach on /tmp");
 
-  Sources sources(spec);
+  Sources sources(root->get(), spec);
   Scratch scratch(root->get(), scratch_tmpfs_bytes(spec));
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
     OI_TRY_CTX(apply_step(spec.mounts[i], &binds[i], root->get(), sources, scratch, degraded),
                describe(spec.mounts[i]));
   }
   OI_TRY(scratch.detach());
+  OI_TRY(sources.detach());
   OI_TRY_CTX(mounts::set_attributes(root->get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false),
              "new root: read-only");
   return pivot_into(root->get()).with_context("pivot_root");
