@@ -92,7 +92,12 @@ Status set_attributes(int tree_fd, uint64_t attr_set, bool recursive) {
   mount_attr attr{};
   attr.attr_set = attr_set;
   if (sys::mount_setattr(tree_fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) != 0) {
-    return Status::from_errno(errno, "mount_setattr");
+    const int err = errno;
+    Status failed = Status::from_errno(err, "mount_setattr");
+    // Before Linux 5.12 (Debian 11's 5.10): no read-only, nosuid or nodev flag can be set on a detached tree, and
+    // oishell builds no mount tree without them (docs/kernels.md).
+    if (err == ENOSYS) return failed.with_context("this kernel has no mount_setattr (Linux 5.12 and later have it)");
+    return failed;
   }
   return Status::ok();
 }

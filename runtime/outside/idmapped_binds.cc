@@ -1,12 +1,31 @@
 #include "runtime/outside/idmapped_binds.h"
 
+#include <linux/magic.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
+
+#include <cerrno>
 
 #include "policy/mount_plan.h"
 #include "runtime/inside/mount_ops.h"
 #include "runtime/sys/syscalls.h"
 
 namespace oishell {
+namespace {
+
+// Why a tree could not be id-mapped, and what fixes it: kernels before 5.12 have no id-mapped mounts (ENOSYS), and
+// tmpfs can be id-mapped from 6.3 only (EINVAL on Debian 12's 6.1 for a workspace in a tmpfs /tmp; docs/kernels.md).
+std::string idmap_refusal(int err, int tree_fd) {
+  const std::string user = "run oishell as an ordinary user";
+  if (err == ENOSYS) return "this kernel has no id-mapped mounts (Linux 5.12); " + user;
+  struct statfs fs {};
+  if (err == EINVAL && ::fstatfs(tree_fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
+    return "a tmpfs can be id-mapped from Linux 6.3 on; " + user + ", or give a workspace on another file system";
+  }
+  return "its file system, or one mounted below it, cannot be id-mapped; " + user;
+}
+
+}  // namespace
 
 bool takes_supervisor_tree(const MountStep& step) {
   return (step.kind == MountStep::Kind::bind_ro || step.kind == MountStep::Kind::bind_rw) && !step.system;
@@ -32,9 +51,9 @@ Result<std::vector<UniqueFd>> prepare_root_caller_binds(const SandboxSpec& spec,
     }
     if (sys::mount_setattr(tree->get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
       if (!idmap) return Status::from_errno(errno, "mount_setattr").with_context(what);
-      return Status::from_errno(errno, "mount_setattr(MOUNT_ATTR_IDMAP)")
-          .with_context(what + " (its file system, or one mounted below it, cannot be id-mapped; "
-                               "run oishell as an ordinary user)");
+      const int err = errno;
+      return Status::from_errno(err, "mount_setattr(MOUNT_ATTR_IDMAP)")
+          .with_context(what + " (" + idmap_refusal(err, tree->get()) + ")");
     }
     trees.push_back(std::move(tree.value()));
   }
