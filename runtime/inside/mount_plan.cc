@@ -132,8 +132,8 @@ class Scratch {
 };
 
 // The sandbox's one private tmpfs of read-only sources (attached in the new root only while the plan is applied,
-// like the scratch tmpfs: before Linux 6.15, open_tree(OPEN_TREE_CLONE) refuses a detached mount with EINVAL, which
-// refused every sandbox on Debian's 6.1 and 6.12 ("hide /etc/gshadow: open_tree(empty, OPEN_TREE_CLONE): EINVAL";
+// like the scratch tmpfs: older kernels refuse open_tree(OPEN_TREE_CLONE) of a mount in no namespace with EINVAL,
+// which refused every sandbox on Debian 12's 6.1 ("hide /etc/gshadow: open_tree(empty, OPEN_TREE_CLONE): EINVAL";
 // docs/kernels.md); only read-only clones of its entries stay):
 // the empty file and the empty directory that hidden paths are covered with, and the contents of `file` steps.
 // Made at its first use and sized for the plan: one filesystem instead of one per hidden directory and file.
