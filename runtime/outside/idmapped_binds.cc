@@ -17,7 +17,7 @@ namespace {
 // tmpfs can be id-mapped from 6.3 only (EINVAL on Debian 12's 6.1 for a workspace in a tmpfs /tmp; docs/kernels.md).
 std::string idmap_refusal(int err, int tree_fd) {
   const std::string user = "run oishell as an ordinary user";
-  if (err == ENOSYS) return "this kernel has no id-mapped mounts (Linux 5.12); " + user;
+  if (err == ENOSYS) return "this kernel has no id-mapped mounts (Linux 5.12); oishell needs Linux 5.12 or later";
   struct statfs fs {};
   if (err == EINVAL && ::fstatfs(tree_fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
     return "a tmpfs can be id-mapped from Linux 6.3 on; " + user + ", or give a workspace on another file system";
