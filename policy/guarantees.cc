@@ -250,6 +250,12 @@ std::string describe_landlock(const LayerFacts& facts) {
     return abi + " (capped by OISHELL_LANDLOCK_ABI=" + std::to_string(*facts.landlock_cap) + "; the kernel has ABI " +
            std::to_string(facts.landlock_kernel_abi) + ")";
   }
+  if (facts.landlock_abi > kLandlockAbiKnown) {
+    // A newer kernel (Debian's development suite had ABI 10 in 2026): its ruleset is made with the rights and flags
+    // of the newest ABI this oishell knows; what the ABIs after it add is not used.
+    return abi + " (the kernel's; oishell uses ABI " + std::to_string(kLandlockAbiKnown) +
+           "'s rights, the newest it knows)";
+  }
   return abi + (facts.landlock_abi == 0 ? " (the kernel has no Landlock, or it is disabled)" : " (the kernel's)");
 }
 

@@ -187,6 +187,9 @@ TEST(Guarantees, DescribeLandlockSaysWhereTheAbiComesFrom) {
   LayerFacts kernel;
   kernel.landlock_abi = kernel.landlock_kernel_abi = 4;
   EXPECT_EQ(describe_landlock(kernel), "ABI 4 (the kernel's)");
+  LayerFacts newer;  // Debian sid's 7.2 (tools/dev kernels newest)
+  newer.landlock_abi = newer.landlock_kernel_abi = 10;
+  EXPECT_EQ(describe_landlock(newer), "ABI 10 (the kernel's; oishell uses ABI 7's rights, the newest it knows)");
   LayerFacts none;
   EXPECT_EQ(describe_landlock(none), "none (the kernel has no Landlock, or it is disabled)");
   EXPECT_EQ(describe_landlock(at(0)), "none (capped by OISHELL_LANDLOCK_ABI=0; the kernel has ABI 7)");
