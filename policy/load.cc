@@ -190,7 +190,9 @@ Policy merge_policies(const Policy& base, const Policy& child) {
 
   append_unique(out.env.pass, child.env.pass, same_name);
   for (const auto& [name, value] : child.env.set) {
-    auto it = std::find_if(out.env.set.begin(), out.env.set.end(), [&](const auto& e) { return e.first == name; });
+    // `&name = name`: clang before 16 cannot capture a structured binding by name (the fuzz build's clang-14).
+    auto it = std::find_if(out.env.set.begin(), out.env.set.end(),
+                           [&name = name](const auto& e) { return e.first == name; });
     if (it != out.env.set.end()) {
       it->second = value;
     } else {

@@ -42,7 +42,6 @@ SniResult fail(std::string why) { return {SniStatus::malformed, {}, std::move(wh
 SniResult parse_hello(std::string_view body) {
   Reader r(body);
   uint32_t len = 0;
-  std::string_view skip;
   if (!r.skip(2 + 32)) return fail("ClientHello too short");                      // version, random
   if (!r.u8(len) || len > 32 || !r.skip(len)) return fail("bad session id");        // session id
   if (!r.u16(len) || len < 2 || len % 2 || !r.skip(len)) return fail("bad cipher suites");
