@@ -7,6 +7,13 @@ namespace {
 
 bool is_ows(char c) { return c == ' ' || c == '\t'; }
 
+// The head from its request line: the empty lines a client may send before it (RFC 9112 2.2; the parser's
+// `consumed` counts them) would otherwise be taken for the request line, and the real one for a header.
+std::string_view from_request_line(std::string_view head) {
+  while (head.starts_with("\r\n")) head.remove_prefix(2);
+  return head;
+}
+
 }  // namespace
 
 std::string_view trim_ows(std::string_view text) {
@@ -30,6 +37,7 @@ std::optional<HeaderLine> parse_header_line(std::string_view line) {
 }
 
 std::vector<HeaderLine> header_lines(std::string_view head) {
+  head = from_request_line(head);
   std::vector<HeaderLine> lines;
   size_t at = head.find("\r\n");
   while (at != std::string_view::npos) {
@@ -56,6 +64,7 @@ std::vector<std::string> header_tokens(std::string_view head, std::string_view h
 }
 
 std::string with_identity_encoding(std::string_view head) {
+  head = from_request_line(head);
   const size_t line_end = head.find("\r\n");
   if (line_end == std::string_view::npos) return std::string(head);
   std::string out(head.substr(0, line_end + 2));  // the request line

@@ -26,14 +26,17 @@ std::string_view trim_ows(std::string_view text);
 std::optional<HeaderLine> parse_header_line(std::string_view line);
 
 // The header lines of `head` (CRLF-separated, the request line first, up to the empty line that ends it); lines
-// without a colon are left out.
+// without a colon are left out. Empty lines before the request line are skipped (as the parser skips them): without
+// that, the first of them was taken for the request line and the next for the end of the head, and no header was
+// seen at all (found by tests/fuzz/relay_http_request).
 std::vector<HeaderLine> header_lines(std::string_view head);
 
 // The credentials after `scheme` in each `header` of `head` ("Basic dXNlcjpwYXNz" gives "dXNlcjpwYXNz"); header
 // and scheme compared without case, the scheme followed by a space or a tab.
 std::vector<std::string> header_tokens(std::string_view head, std::string_view header, std::string_view scheme);
 
-// `head` asking for the response as it is: every Accept-Encoding line replaced by `Accept-Encoding: identity`.
+// `head` asking for the response as it is: every Accept-Encoding line replaced by `Accept-Encoding: identity`
+// (empty lines before the request line dropped).
 std::string with_identity_encoding(std::string_view head);
 
 }  // namespace oishell::relay

@@ -44,5 +44,17 @@ TEST(HttpHeadLines, IdentityEncodingReplacesEveryAcceptEncoding) {
   EXPECT_EQ(trim_ows(" \t x y\t "), "x y");
 }
 
+// Empty lines before the request line (RFC 9112 2.2) are part of what the parser consumed: the walker starts after
+// them. Before, the first empty line was taken for the request line and the next for the end of the head, so a
+// credential header was never seen and the identity head began with a blank line (tests/fuzz/relay_http_request).
+TEST(HttpHeadLines, EmptyLinesBeforeTheRequestLineAreSkipped) {
+  const std::string head = "\r\n\r\nGET / HTTP/1.1\r\nAuthorization: Bearer t1\r\nAccept-Encoding: br\r\n\r\n";
+  EXPECT_EQ(header_tokens(head, "Authorization", "Bearer"), std::vector<std::string>{"t1"});
+  ASSERT_EQ(header_lines(head).size(), 2u);
+  EXPECT_EQ(with_identity_encoding(head), "GET / HTTP/1.1\r\nAuthorization: Bearer t1\r\nAccept-Encoding: identity\r\n\r\n");
+  // The neighbour: a head without them reads as before.
+  EXPECT_EQ(header_tokens(head.substr(4), "Authorization", "Bearer"), std::vector<std::string>{"t1"});
+}
+
 }  // namespace
 }  // namespace oishell::relay
