@@ -63,7 +63,7 @@ std::string nested_code(const json& v, int depth = 0) {
 // The problem with a key of the call other than the ones read: it holds something that looks like another call.
 std::string stray_code(const json& j, std::initializer_list<const char*> read) {
   for (const auto& [k, v] : j.items()) {
-    if (std::any_of(read.begin(), read.end(), [&](const char* r) { return k == r; })) continue;
+    if (std::any_of(read.begin(), read.end(), [&k = k](const char* r) { return k == r; })) continue;
     if (std::string inner = nested_code(v); !inner.empty()) {
       return "its `" + k + "` holds " + inner + ", so it is unclear which code is meant";
     }
