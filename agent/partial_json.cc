@@ -44,6 +44,14 @@ std::string decode_string(std::string_view s, size_t pos) {
         if (hi < 0) return out;  // cut off (or broken) escape: stop here
         unsigned cp = static_cast<unsigned>(hi);
         pos += 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF && pos + 6 > s.size()) {
+          // A high surrogate whose low half may still be coming (the text ends before a whole `\uXXXX`): stop
+          // before it, as for a cut-off escape. Shown now as a lone surrogate, it would not be a prefix of the
+          // character the pair decodes to once complete, and the streamed display (agent/loop.cc shows what is
+          // new past what it showed) would differ from the code that runs.
+          const std::string_view tail = s.substr(pos);
+          if (tail.empty() || (tail[0] == '\\' && (tail.size() == 1 || tail[1] == 'u'))) return out;
+        }
         if (cp >= 0xD800 && cp <= 0xDBFF && pos + 6 <= s.size() && s[pos] == '\\' && s[pos + 1] == 'u') {
           int lo = hex4(s, pos + 2);
           if (lo >= 0xDC00 && lo <= 0xDFFF) {

@@ -271,6 +271,22 @@ TEST(CodeShownStreaming, TheStreamedCodeIsTheTopLevelValue) {
   EXPECT_EQ("pri", partial_json_string(R"J({"language": "python", "code": "pri)J", "code"));
 }
 
+// A character outside the BMP is escaped as a surrogate pair. Cut between its halves, the streamed code stops before
+// it: shown as a lone surrogate, the screen (which adds what is new past what it showed) would keep bytes that are
+// not in the code that runs (tests/fuzz/agent_partial_json found it).
+TEST(CodeShownStreaming, ACutSurrogatePairIsHeldBackUntilItsLowHalf) {
+  const std::string whole = R"J({"code": "x = '\ud83d\ude00'"})J";
+  const auto complete = partial_json_string(whole, "code");
+  ASSERT_TRUE(complete);
+  EXPECT_EQ("x = '\xF0\x9F\x98\x80'", *complete);
+  for (size_t cut = 0; cut < whole.size(); ++cut) {
+    const auto shown = partial_json_string(std::string_view(whole).substr(0, cut), "code");
+    if (shown) EXPECT_TRUE(complete->starts_with(*shown)) << "cut at " << cut;
+  }
+  // The neighbour: a lone high surrogate that the text goes on past is shown (its three bytes, as decoded).
+  EXPECT_TRUE(partial_json_string(R"J({"code": "a\ud83d b)J", "code")->starts_with("a\xED\xA0\xBD b"));
+}
+
 // The ACP permission request carries the code that runs as its content, on the card of that code.
 TEST(CodeShownAcp, ThePermissionRequestNamesTheCardOfItsCodeAndCarriesIt) {
   int fds[2];

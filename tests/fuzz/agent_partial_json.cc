@@ -1,5 +1,6 @@
 // The agent's readers of a model's tool-call arguments (agent/partial_json.h): a string field of JSON cut anywhere
-// (shown while it streams), the lenient parse and the repairing parse of the finished arguments.
+// (shown while it streams), the lenient parse and the repairing parse of the finished arguments, which never both
+// refuses and reads.
 #include <cstdint>
 #include <string_view>
 
@@ -16,12 +17,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (whole && text.size() < 512) {
       for (size_t cut = 0; cut < text.size(); ++cut) {
         auto part = partial_json_string(text.substr(0, cut), key);
-        (void)part;
+        if (part) FUZZ_CHECK(whole->starts_with(*part));
       }
     }
   }
   (void)lenient_json_parse(text);
   const CallArguments args = parse_call_arguments(text);
-  FUZZ_CHECK(args.value.has_value() || !args.problem.empty());
+  // Refused (a problem) or read (a value), never both; neither is text that is not JSON (the code itself).
+  FUZZ_CHECK(!(args.value.has_value() && !args.problem.empty()));
   return 0;
 }
