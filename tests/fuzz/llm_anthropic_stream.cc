@@ -21,7 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool failed = false;
   SseParser parser([&](const SseEvent& event) {
     if (failed || response.complete) return;
-    if (!apply_anthropic_event(event.event, event.data, &response, &block_to_call, sink).is_ok()) failed = true;
+    // As the client does (complete()): a chunk of unexpected shape is a json exception, reported, the rest kept.
+    try {
+      if (!apply_anthropic_event(event.event, event.data, &response, &block_to_call, sink).is_ok()) failed = true;
+    } catch (const nlohmann::json::exception&) {
+      failed = true;
+    }
   });
   for (size_t at = 0; at < stream.size(); at += piece) parser.feed(stream.substr(at, piece));
   parser.finish();
