@@ -29,6 +29,7 @@ std::string resolve(const std::string& path, const std::string& dir) {
 YAML::Node entry(const YAML::Node& list, const std::string& name, const char* inner) {
   if (!list || !list.IsSequence()) return YAML::Node(YAML::NodeType::Undefined);
   for (const auto& item : list) {
+    if (!item.IsMap()) continue;  // a scalar's operator[] throws (tests/fuzz/kube_config)
     if (item["name"] && item["name"].IsScalar() && item["name"].Scalar() == name && item[inner]) return item[inner];
   }
   return YAML::Node(YAML::NodeType::Undefined);
@@ -51,16 +52,8 @@ Result<std::string> data_or_file(const YAML::Node& map, const char* data_key, co
   return std::string();
 }
 
-}  // namespace
-
-Result<KubeTarget> kube_target_from_config(const std::string& text, const std::string& dir,
-                                           const std::string& context) {
-  YAML::Node config;
-  try {
-    config = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return Status::error(std::string("not YAML: ") + e.what());
-  }
+// The target a loaded kubeconfig names (kube_target_from_config).
+Result<KubeTarget> target_from(const YAML::Node& config, const std::string& dir, const std::string& context) {
   if (!config.IsMap()) return Status::error("not a kubeconfig (a mapping with clusters, users and contexts)");
   KubeTarget t;
   t.context = context.empty() ? scalar(config, "current-context") : context;
@@ -113,6 +106,19 @@ Result<KubeTarget> kube_target_from_config(const std::string& text, const std::s
                          "without credentials)");
   }
   return t;
+}
+
+}  // namespace
+
+Result<KubeTarget> kube_target_from_config(const std::string& text, const std::string& dir,
+                                           const std::string& context) {
+  // yaml-cpp throws where a node is not of the shape asked for (operator[] on a scalar, a sequence where a map
+  // was expected): a kubeconfig of any shape is an error, never an exception out of here (tests/fuzz/kube_config).
+  try {
+    return target_from(YAML::Load(text), dir, context);
+  } catch (const YAML::Exception& e) {
+    return Status::error(std::string("not a kubeconfig: ") + e.what());
+  }
 }
 
 Result<KubeTarget> load_kube_target(const std::string& spec, const EnvLookup& env) {

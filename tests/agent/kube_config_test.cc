@@ -55,6 +55,22 @@ TEST(KubeConfig, TheCurrentContextOrANamedOne) {
                                                                    "supported"));
 }
 
+// A kubeconfig of another shape is an error, never an exception: a list entry that is a scalar threw yaml-cpp's
+// BadSubscript out of the reader (interpreter --kubernetes ended on it; tests/fuzz/kube_config found it).
+TEST(KubeConfig, AnyShapeIsAnErrorNotAnException) {
+  const std::string entries = "current-context: dev\ncontexts: [{name: dev, context: {cluster: c, user: u}}]\n";
+  auto scalar_entry = kube_target_from_config(entries + "clusters: [just-a-string]\n", "", "");
+  ASSERT_FALSE(scalar_entry);
+  EXPECT_NE(std::string::npos, scalar_entry.status().message().find("no cluster named `c`"));
+  EXPECT_FALSE(kube_target_from_config("current-context: dev\ncontexts: [[1], x]\n", "", ""));
+  EXPECT_FALSE(kube_target_from_config("current-context: dev\ncontexts: {name: dev}\n", "", ""));
+  // The neighbour: the same config with the entry a mapping reads.
+  auto fine = kube_target_from_config(entries + "clusters: [just-a-string, {name: c, cluster: {server: https://k}}]\n",
+                                      "", "");
+  ASSERT_TRUE(fine) << fine.status().message();
+  EXPECT_EQ("https://k", fine->server);
+}
+
 TEST(KubeConfig, TheSpecNamesContextNamespaceAndTemplate) {
   test::TempDir home;
   std::ofstream(home.path() + "/config") << kConfig;
