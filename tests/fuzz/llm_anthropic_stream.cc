@@ -1,35 +1,15 @@
 // An Anthropic messages stream as a model server sends it: server-sent events (agent/llm/sse.h) fed in pieces,
 // each event applied (apply_anthropic_event), and the finished answer taken apart (agent/code_extract.h).
 #include <cstdint>
-#include <string>
-#include <string_view>
 #include <vector>
 
 #include "agent/llm/anthropic_client.h"
-#include "agent/llm/sse.h"
 #include "tests/fuzz/llm_sink.h"
 
-using namespace oishell::agent;
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  oishell::fuzz::Input input(data, size);
-  const size_t piece = 1 + input.byte();
-  const std::string_view stream = input.rest();
-  LlmResponse response;
   std::vector<int> block_to_call;
-  oishell::fuzz::CheckingSink sink;
-  bool failed = false;
-  SseParser parser([&](const SseEvent& event) {
-    if (failed || response.complete) return;
-    // As the client does (complete()): a chunk of unexpected shape is a json exception, reported, the rest kept.
-    try {
-      if (!apply_anthropic_event(event.event, event.data, &response, &block_to_call, sink).is_ok()) failed = true;
-    } catch (const nlohmann::json::exception&) {
-      failed = true;
-    }
+  oishell::fuzz::stream_answer(data, size, [&](const auto& event, auto* response, auto& sink) {
+    return oishell::agent::apply_anthropic_event(event.event, event.data, response, &block_to_call, sink);
   });
-  for (size_t at = 0; at < stream.size(); at += piece) parser.feed(stream.substr(at, piece));
-  parser.finish();
-  oishell::fuzz::extract(response);
   return 0;
 }

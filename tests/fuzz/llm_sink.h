@@ -8,6 +8,7 @@
 #include "agent/code_extract.h"
 #include "agent/computer_tool.h"
 #include "agent/llm/client.h"
+#include "agent/llm/sse.h"
 #include "agent/partial_json.h"
 #include "tests/fuzz/fuzz_input.h"
 
@@ -31,6 +32,32 @@ inline void extract(const agent::LlmResponse& response) {
   static const std::vector<std::string> languages = {"python", "shell", "javascript", "r"};
   (void)agent::extract_answer(response, languages);
   (void)agent::extract_answer(response, languages, agent::ComputerScreen{});
+}
+
+// The input as a model server's stream: its first byte the size of the pieces it arrives in, the rest server-sent
+// events. `apply` takes each event to the response, as the client does; a chunk of unexpected shape is a json
+// exception, reported and the rest kept (complete() catches it), and ends what is applied here. Then the finished
+// answer is taken apart.
+template <typename Apply>
+void stream_answer(const uint8_t* data, size_t size, Apply apply) {
+  Input input(data, size);
+  const size_t piece = 1 + input.byte();
+  const std::string_view stream = input.rest();
+  agent::LlmResponse response;
+  CheckingSink sink;
+  bool failed = false;
+  agent::SseParser parser([&](const agent::SseEvent& event) {
+    if (failed || response.complete) return;
+    try {
+      failed = !apply(event, &response, sink).is_ok();
+    } catch (const nlohmann::json::exception&) {
+      failed = true;
+    }
+  });
+  for (size_t at = 0; at < stream.size(); at += piece) parser.feed(stream.substr(at, piece));
+  parser.finish();
+  FUZZ_CHECK(parser.pending_bytes() == 0);
+  extract(response);
 }
 
 }  // namespace oishell::fuzz
