@@ -249,7 +249,7 @@ void Agent::poll_sandbox() {
 
 void Agent::change_policy(const nlohmann::json& request) {
   Display& d = *parts_.display;
-  SandboxObserver observer(d, *parts_.input, /*may_ask=*/true);
+  SandboxObserver observer(d, *parts_.input, /*may_ask=*/true, paths_explained_);
   auto answer = parts_.executor->change_policy(request, observer);
   show_answers(observer.take_answers());
   show_host_changes(observer.take_host_changes());

@@ -281,7 +281,9 @@ TEST(CodeShownStreaming, ACutSurrogatePairIsHeldBackUntilItsLowHalf) {
   EXPECT_EQ("x = '\xF0\x9F\x98\x80'", *complete);
   for (size_t cut = 0; cut < whole.size(); ++cut) {
     const auto shown = partial_json_string(std::string_view(whole).substr(0, cut), "code");
-    if (shown) EXPECT_TRUE(complete->starts_with(*shown)) << "cut at " << cut;
+    if (shown) {
+      EXPECT_TRUE(complete->starts_with(*shown)) << "cut at " << cut;
+    }
   }
   // The neighbour: a lone high surrogate that the text goes on past is shown (its three bytes, as decoded).
   EXPECT_TRUE(partial_json_string(R"J({"code": "a\ud83d b)J", "code")->starts_with("a\xED\xA0\xBD b"));
