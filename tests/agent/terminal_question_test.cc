@@ -104,7 +104,7 @@ TEST_F(TerminalQuestions, TheNetworkQuestionTakesOneKeyAndGivesTheTerminalBack) 
   o.env = {{"OPENAI_API_KEY", "sk-terminal"}, {"TERM", "xterm"}};
   o.cwd = workspace_.path();
   o.home = home_.path();
-  bool answered = false, modes_checked = false;
+  bool answered = false, modes_checked = false, keep_answered = false;
   tcflag_t modes_after = 0;
   const std::string told = "network: you allowed unlisted.oishell-test.invalid:80 for the rest of this session";
   RunResult r = run_in_terminal(o, [&](int terminal, const std::string& out) {
@@ -117,6 +117,11 @@ TEST_F(TerminalQuestions, TheNetworkQuestionTakesOneKeyAndGivesTheTerminalBack) 
       modes_checked = ::tcgetattr(terminal, &t) == 0;  // the master reports the terminal's modes
       modes_after = t.c_lflag;
     }
+    // "Always" then offers to keep the rule for later sessions (the diff shown first): not this time.
+    if (answered && !keep_answered && out.find("Write it? [y/N]") != std::string::npos) {
+      keep_answered = true;
+      [[maybe_unused]] ssize_t n = ::write(terminal, "n\r", 2);
+    }
   });
   EXPECT_FALSE(r.timed_out) << json(r.out).dump();
   EXPECT_EQ(0, r.exit_code) << json(r.out).dump();
@@ -124,6 +129,8 @@ TEST_F(TerminalQuestions, TheNetworkQuestionTakesOneKeyAndGivesTheTerminalBack) 
   ASSERT_TRUE(modes_checked) << json(r.out).dump();
   // After the question, the terminal echoes and reads lines again (the single-key mode ended with it).
   EXPECT_EQ(tcflag_t(ICANON | ECHO), modes_after & (ICANON | ECHO));
+  EXPECT_TRUE(keep_answered) << json(r.out).dump();
+  EXPECT_FALSE(std::filesystem::exists(workspace_.path() + "/.oishell/policy.yaml"));  // "n": nothing written
 }
 
 TEST_F(TerminalQuestions, ACallWithASecondCodeNestedInItIsRefusedNotAskedAbout) {
