@@ -35,6 +35,9 @@ class LivePolicy {
   const SandboxSpec& started() const { return started_; }
   // The network in force (the started one until a change is committed).
   const NetworkSpec& current() const { return current_spec_; }
+  // The policy in force (the flags applied) and what it was compiled with: to explain a path (path_verdict.h).
+  const Policy& policy() const { return current_; }
+  const CompileContext& context() const { return context_; }
   // The file the policy was read from ("" for a built-in profile).
   const std::string& file() const { return source_.file; }
 

@@ -143,22 +143,29 @@ PathVerdict path_verdict(const SandboxSpec& spec, const std::string& path, PathA
   return v;
 }
 
-PathVerdict explain_path(const Policy& policy, const CompileContext& context, const SandboxSpec& spec,
-                         const std::string& path, PathAccess access) {
-  PathVerdict verdict = path_verdict(spec, path, access);
-  if (!verdict.denied || verdict.allow.empty() || verdict.decision == PathVerdict::Decision::hidden) return verdict;
+bool hidden_by_policy(const Policy& policy, const CompileContext& context, const SandboxSpec& spec,
+                      PathVerdict* verdict) {
+  if (verdict->decision == PathVerdict::Decision::hidden) return true;
+  if (!verdict->denied) return false;
   // A hide entry over it wins at compile time whatever else lists it; the plan drops one where nothing showed it.
   const PathVars vars{context.cwd, spec.workspace, context.home, context.tmpdir};
   for (const auto& item : policy.filesystem.hide) {
     auto hidden = expand_path(item.text, PathRole::absolute, vars);
-    if (!hidden || !path_within(verdict.path, normalise_path(*hidden))) continue;
-    verdict.decision = PathVerdict::Decision::hidden;
-    verdict.rule = "filesystem.hide";
-    verdict.why = "is hidden by the policy (filesystem.hide: " + normalise_path(*hidden) + ")";
-    verdict.allow = "nothing in a policy that extends this one shows it again: a hidden path stays hidden; drop it "
-                    "from the hide list of a policy of your own that does not extend this profile";
-    return verdict;
+    if (!hidden || !path_within(verdict->path, normalise_path(*hidden))) continue;
+    verdict->decision = PathVerdict::Decision::hidden;
+    verdict->rule = "filesystem.hide";
+    verdict->why = "is hidden by the policy (filesystem.hide: " + normalise_path(*hidden) + ")";
+    verdict->allow = "nothing in a policy that extends this one shows it again: a hidden path stays hidden; drop it "
+                     "from the hide list of a policy of your own that does not extend this profile";
+    return true;
   }
+  return false;
+}
+
+PathVerdict explain_path(const Policy& policy, const CompileContext& context, const SandboxSpec& spec,
+                         const std::string& path, PathAccess access) {
+  PathVerdict verdict = path_verdict(spec, path, access);
+  if (!verdict.denied || verdict.allow.empty() || hidden_by_policy(policy, context, spec, &verdict)) return verdict;
   Policy granted = policy;
   PolicyOverrides grant;
   (access == PathAccess::write ? grant.read_write : grant.read_only).push_back(verdict.path);

@@ -36,7 +36,14 @@ struct PathVerdict {
 // `path` is the sandbox's view of a path (absolute; relative paths resolve against spec.cwd).
 PathVerdict path_verdict(const SandboxSpec& spec, const std::string& path, PathAccess access);
 
-// path_verdict with its advice tried: the grant it suggests is compiled into `policy` (the one `spec` came from).
+// Whether a denied `verdict` is over a path the policy hides where the mount plan left nothing to hide (the compiler
+// drops a hide step nothing showed: ~/.ssh under an empty home); if so `verdict` says so. Pure: nothing on the host
+// is looked at, so it may explain a path the sandbox chose (the fs.denied event).
+bool hidden_by_policy(const Policy& policy, const CompileContext& context, const SandboxSpec& spec,
+                      PathVerdict* verdict);
+
+// path_verdict with its advice tried (this compiles the grant, which looks at the host: for the user's own
+// questions, `oishell explain --path`): the grant it suggests is compiled into `policy` (the one `spec` came from).
 // A path the policy hides where nothing showed it (the compiler drops such a hide step) comes out hidden, and a grant
 // the compiler refuses, or one that would still not reach the path, is no advice.
 PathVerdict explain_path(const Policy& policy, const CompileContext& context, const SandboxSpec& spec,

@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <string>
 
-#include "policy/path_verdict.h"
 #include "runtime/executors/denial_scan.h"
 
 namespace oishell::executors {
@@ -42,6 +41,14 @@ const char* layer_of(policy::PathVerdict::Decision d) {
 
 }  // namespace
 
+policy::PathVerdict DenialExplainer::verdict(const std::string& path, policy::PathAccess access) const {
+  // Not explain_path: trying its advice compiles a grant, which looks at the host ("does not exist on this host"),
+  // and the path is the sandbox's choice: an existence oracle for code inside. The policy's hides are pure.
+  policy::PathVerdict v = policy::path_verdict(spec_, path, access);
+  if (source_) policy::hidden_by_policy(source_->first, source_->second, spec_, &v);
+  return v;
+}
+
 std::vector<nlohmann::json> DenialExplainer::explain(std::string_view id, std::string_view output) {
   std::vector<nlohmann::json> events;
   for (const PathFailure& failure : scan_path_failures(output)) {
@@ -51,15 +58,16 @@ std::vector<nlohmann::json> DenialExplainer::explain(std::string_view id, std::s
     // `open(p, "w")` says only "Permission denied"). A missing file is the sandbox's doing only when it hides or
     // leaves out the path: never a write verdict.
     auto access = failure.writing ? policy::PathAccess::write : policy::PathAccess::read;
-    policy::PathVerdict verdict = policy::path_verdict(spec_, path, access);
+    policy::PathVerdict verdict = this->verdict(path, access);
     if (!verdict.denied && !failure.writing && failure.error != ENOENT) {
       access = policy::PathAccess::write;
-      verdict = policy::path_verdict(spec_, path, access);
+      verdict = this->verdict(path, access);
     }
-    // The sandbox's own scratch (/tmp, an empty home) hides the host's files there, but a file missing in it is
-    // most often one the program never made: not said (and the supervisor does not look on the host: what exists
-    // there is not the sandbox's to learn).
-    if (!verdict.denied || verdict.decision == policy::PathVerdict::Decision::scratch) continue;
+    // The sandbox's own scratch /tmp hides the host's files there, but a file missing in it is most often one the
+    // program never made: not said. The empty home is said: the user's files are what a program looks for there.
+    // Either way the supervisor does not look on the host (what exists there is not the sandbox's to learn).
+    if (!verdict.denied) continue;
+    if (verdict.decision == policy::PathVerdict::Decision::scratch && verdict.rule != "filesystem.home") continue;
     const char* access_name = access == policy::PathAccess::write ? "write" : "read";
     auto repeated = reported_.admit(verdict.path + "\n" + access_name, 0);
     if (!repeated) continue;

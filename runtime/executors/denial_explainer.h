@@ -9,12 +9,17 @@
 //    "decision":"hidden","rule":"filesystem.hide","layer":"mounts","message":"/home/u/.ssh/id_rsa is hidden by
 //    the policy (filesystem.hide); ...","allow":"...","repeated":0}
 #include <chrono>
+#include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "policy/compile.h"
+#include "policy/policy.h"
 #include "policy/sandbox_spec.h"
+#include "policy/path_verdict.h"
 #include "runtime/outside/repeat_window.h"
 
 namespace oishell::executors {
@@ -23,13 +28,20 @@ class DenialExplainer {
  public:
   static constexpr std::chrono::seconds kWindow{30};
 
+  // The spec the sandbox was built from; with the policy it was compiled from, a path the policy hides where the
+  // mount plan left nothing to hide (under the empty home) is named as hidden (policy/path_verdict.h
+  // hidden_by_policy; never explain_path, whose trial of its advice looks at the host).
   explicit DenialExplainer(SandboxSpec spec) : spec_(std::move(spec)) {}
+  void set_policy(policy::Policy policy, CompileContext context) { source_.emplace(std::move(policy), std::move(context)); }
 
   // The events for what block `id`'s output (its last bytes) names.
   std::vector<nlohmann::json> explain(std::string_view id, std::string_view output);
 
  private:
+  policy::PathVerdict verdict(const std::string& path, policy::PathAccess access) const;
+
   SandboxSpec spec_;
+  std::optional<std::pair<policy::Policy, CompileContext>> source_;
   RepeatWindow<int> reported_{kWindow};
 };
 

@@ -150,6 +150,23 @@ TEST_F(FsDenied, AFailureOnAPathTheSandboxDecidedIsExplainedAndNoOther) {
     ASSERT_EQ(1u, s2.size()) << cat2.err;
     EXPECT_EQ(ws + "/secret/other", s2[0].value("path", ""));
     EXPECT_EQ("filesystem.hide", s2[0].value("rule", ""));
+    // The classic one: a secret in the user's home. The home inside is empty (the policy's home: tmpfs) and the
+    // policy hides ~/.ssh besides: named as hidden, whether or not the host has the file (nothing is looked at).
+    auto key = c->run("python", "import os\nopen(os.path.expanduser('~/.ssh/id_rsa'))");
+    auto k = denials(key);
+    ASSERT_EQ(1u, k.size()) << key.err;
+    EXPECT_EQ("hidden", k[0].value("decision", "")) << k[0].dump();
+    EXPECT_EQ("filesystem.hide", k[0].value("rule", "")) << k[0].dump();
+    EXPECT_TRUE(k[0].value("path", "").ends_with("/.ssh/id_rsa")) << k[0].dump();
+    // Another file of the home that the policy does not hide: the empty home is what decided, and the advice says
+    // how to show it. A file the block makes in the sandbox's own /tmp and then misses is the program's business.
+    auto notes = c->run("shell", "cat ~/notes-oishell-test.txt; cat /tmp/never-made-oishell-test");
+    auto n = denials(notes);
+    ASSERT_EQ(1u, n.size()) << notes.err;
+    EXPECT_EQ("scratch", n[0].value("decision", "")) << n[0].dump();
+    EXPECT_EQ("filesystem.home", n[0].value("rule", "")) << n[0].dump();
+    EXPECT_TRUE(n[0].value("path", "").ends_with("/notes-oishell-test.txt")) << n[0].dump();
+    EXPECT_NE(std::string::npos, n[0].value("allow", "").find("home: workspace")) << n[0].dump();
     EXPECT_EQ(0, c->finish());
   }
 }

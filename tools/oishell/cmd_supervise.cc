@@ -133,6 +133,7 @@ int run_supervise(int argc, char** argv) {
   }
   policy::LivePolicy live = std::move(loaded.value());
   SessionSetup setup = prepare_session(live.started(), args.confined, args.prestart);
+  if (setup.denials) setup.denials->set_policy(live.policy(), live.context());
   const SandboxSpec& spec = setup.spec;
   const uint64_t block_wall_ms = setup.block_wall_ms;
   executors::SessionOptions& options = setup.options;
