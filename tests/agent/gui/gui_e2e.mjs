@@ -382,6 +382,10 @@ await withAgent("refuse", [{ text: "only once" }], {}, async ({ page, url, dir, 
   // The allowed neighbour: the same request with the token in its header, from the page's origin, is taken.
   assert.equal(await raw({ ...bearer, Origin: origin, "Content-Type": "application/json" }, json), 202);
   await page.waitForSelector(".msg.user:text('from a script')");
+  // Its turn ends before the scenario does: a Ctrl-C during a turn stops the turn, not the session (on a loaded
+  // machine the answer was still streaming when withAgent's Ctrl-C came, and the agent was killed 10 s later).
+  await page.waitForSelector(".msg.assistant:has-text('only once')");
+  await page.waitForSelector("#stop:disabled");  // the page's Stop button: enabled while a turn runs
 });
 
 await browser.close();
