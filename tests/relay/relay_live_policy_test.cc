@@ -1,11 +1,8 @@
 // Relay::update_network (issue 38): the network policy of a running relay replaced. The next connection follows the
 // new rules at once; an open tunnel to a destination no longer allowed is closed (net.closed with the reason) while
-// one still allowed goes on; a rule that lost `inspect: false` closes the tunnels it let through uninspected. And the
-// figure: a change on a relay with 1,000 rules and open connections is in force in under 1 ms.
+// one still allowed goes on; a rule that lost `inspect: false` closes the tunnels it let through uninspected. The time
+// a change takes is a benchmark's figure (bench/relay/live_policy.sh), not a test's.
 #include <gtest/gtest.h>
-
-#include <algorithm>
-#include <chrono>
 
 #include "tests/relay/test_util.h"
 
@@ -88,36 +85,37 @@ TEST_F(RelayLivePolicyTest, ARuleThatNowInspectsClosesTheTunnelsItLetThroughUnin
   EXPECT_TRUE(echoes(beta.get(), "beta.example"));  // unchanged: goes on
 }
 
-TEST_F(RelayLivePolicyTest, AChangeOfAThousandRulesIsInForceInUnderAMillisecond) {
+TEST_F(RelayLivePolicyTest, AChangeToOneOfAThousandRulesIsInForceAndLeavesTheOpenTunnelsAlone) {
+  // A thousand rules and twenty open tunnels: each change swaps one rule. The host it dropped is refused at the next
+  // connection, the host it added is let through, and the open tunnels (still allowed) go on. How long a change
+  // takes is measured by bench/relay/live_policy.sh, not here.
   std::vector<std::string> many;
-  for (int i = 0; i < 1000; ++i) many.push_back("host" + std::to_string(i) + ".example:443");
+  for (int i = 0; i < 1000; ++i) many.push_back("host" + std::to_string(i) + ".example");
   many.push_back("alpha.example");
-  RelayUnderTest relay(spec(many));
+  NetworkSpec before = spec(many);
+  for (int i = 0; i < 1000; ++i) before.hosts["host" + std::to_string(i) + ".example"] = "127.0.0.3";
+  RelayUnderTest relay(before);
   std::string refusal;
   std::vector<UniqueFd> open;
   for (int i = 0; i < 20; ++i) {
     open.push_back(open_tunnel(relay, "alpha.example", &refusal));
     ASSERT_TRUE(open.back()) << refusal;
   }
-  std::vector<uint64_t> took, work;
-  for (int round = 0; round < 21; ++round) {
-    std::vector<std::string> next = many;
-    next[static_cast<size_t>(round)] = "changed" + std::to_string(round) + ".example:443";
-    auto update = relay.relay().update_network(spec(next));
+  ASSERT_TRUE(open_tunnel(relay, "host500.example", &refusal)) << refusal;
+  for (int round = 0; round < 3; ++round) {
+    NetworkSpec next = before;
+    std::string dropped = "host" + std::to_string(500 + round) + ".example";
+    std::string added = "changed" + std::to_string(round) + ".example";
+    next.allow[static_cast<size_t>(500 + round)] = rule(added);
+    next.hosts[added] = "127.0.0.3";
+    auto update = relay.relay().update_network(next);
     ASSERT_TRUE(update.is_ok()) << update.status().message();
     EXPECT_EQ(0u, update->closed_connections);
-    took.push_back(update->applied_us);
-    work.push_back(update->work_us);
+    EXPECT_FALSE(open_tunnel(relay, dropped, &refusal)) << dropped;
+    EXPECT_TRUE(refusal.starts_with("HTTP/1.1 403")) << refusal;
+    EXPECT_TRUE(open_tunnel(relay, added, &refusal)) << added << ": " << refusal;
+    EXPECT_TRUE(open_tunnel(relay, "host999.example", &refusal)) << refusal;  // an unchanged rule still holds
   }
-  std::sort(took.begin(), took.end());
-  std::sort(work.begin(), work.end());
-  auto us = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  std::printf("[ figure ] live change, 1,001 rules, 20 open tunnels: in force after median %llu us (max %llu us), "
-              "of which the loop's work median %llu us (max %llu us)\n",
-              us(took[took.size() / 2]), us(took.back()), us(work[work.size() / 2]), us(work.back()));
-  // The loop's own work is the figure; the whole includes a wake-up of the relay's thread, which a loaded machine
-  // delays.
-  EXPECT_LT(work[work.size() / 2], 1000u);
   for (auto& fd : open) EXPECT_TRUE(echoes(fd.get(), "alpha.example"));
 }
 
