@@ -31,11 +31,16 @@ pid_t thread_group_of(pid_t tid) {
   return -1;
 }
 
-Result<UniqueFd> open_pidfd(pid_t tid) {
-  UniqueFd pidfd(sys::pidfd_open(tid, PIDFD_THREAD));
-  if (!pidfd && errno == EINVAL) {
+// A pidfd for `tid`: the thread's own, or (before 6.9, or `groups_only`) its group leader's, with *group set.
+Result<UniqueFd> open_pidfd(pid_t tid, bool groups_only, pid_t* group) {
+  *group = 0;
+  UniqueFd pidfd;
+  if (!groups_only) pidfd.reset(sys::pidfd_open(tid, PIDFD_THREAD));
+  if (groups_only || (!pidfd && errno == EINVAL)) {
     pid_t tgid = thread_group_of(tid);
-    if (tgid > 0) pidfd.reset(sys::pidfd_open(tgid, 0));
+    if (tgid <= 0) return Status::from_errno(ESRCH, "/proc/" + std::to_string(tid) + "/status (no Tgid)");
+    pidfd.reset(sys::pidfd_open(tgid, 0));
+    *group = tgid;
   }
   if (!pidfd) return Status::from_errno(errno, "pidfd_open(" + std::to_string(tid) + ")");
   return pidfd;
@@ -46,17 +51,21 @@ Result<UniqueFd> open_pidfd(pid_t tid) {
 Result<std::shared_ptr<ThreadFiles>> CallerFiles::get(pid_t tid, bool fresh) {
   auto it = std::find_if(threads_.begin(), threads_.end(), [tid](const auto& t) { return t->tid == tid; });
   if (it != threads_.end()) {
+    // A group's pidfd serves only while the number is still in that group.
+    if (!fresh && (*it)->group != 0 && thread_group_of(tid) != (*it)->group) fresh = true;
     if (!fresh) {
       threads_.splice(threads_.begin(), threads_, it);
       return threads_.front();
     }
     threads_.erase(it);
   }
-  auto pidfd = open_pidfd(tid);
+  pid_t group = 0;
+  auto pidfd = open_pidfd(tid, pidfds_ == Pidfds::thread_groups, &group);
   if (!pidfd) return pidfd.status();
   auto thread = std::make_shared<ThreadFiles>();
   thread->tid = tid;
   thread->pidfd = std::move(*pidfd);
+  thread->group = group;
   threads_.push_front(thread);
   if (threads_.size() > kThreads) threads_.pop_back();
   return thread;

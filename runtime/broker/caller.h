@@ -21,18 +21,30 @@ namespace oishell::broker {
 struct ThreadFiles {
   pid_t tid = 0;
   UniqueFd pidfd;
+  // 0: `pidfd` is the thread's own (PIDFD_THREAD, Linux 6.9). Otherwise the thread group whose leader's pidfd
+  // serves for the thread (before 6.9): valid for `tid` only while `tid` is still in that group.
+  pid_t group = 0;
   std::vector<std::pair<int, UniqueFd>> fdinfo;  // most recent last
 };
 
 // The files of the threads that called last, least recently used out. A kept pidfd is trusted only as Caller says.
+//
+// Before Linux 6.9 a pidfd names a thread group, not a thread, so a kept entry is the group of the thread that had
+// the number then. A thread that ends and whose number a thread of another process takes would get the first
+// process's fds (Caller's check proves the caller still waits, not which group the pidfd is): such an entry is
+// used only after /proc/TID/status says the number is still in its group, one read per call on those kernels.
 class CallerFiles {
  public:
+  enum class Pidfds { detect, thread_groups };  // thread_groups: as before 6.9 (tests)
+  explicit CallerFiles(Pidfds pidfds = Pidfds::detect) : pidfds_(pidfds) {}
   static constexpr size_t kThreads = 16;
   static constexpr size_t kFdinfoPerThread = 4;
-  // The entry of `tid`; a new one (pidfd_open) when there is none or `fresh` is set (the kept pidfd's thread is gone).
+  // The entry of `tid`; a new one (pidfd_open) when there is none, `fresh` is set (the kept pidfd's thread is gone)
+  // or `tid` has left the thread group a kept group pidfd names.
   Result<std::shared_ptr<ThreadFiles>> get(pid_t tid, bool fresh = false);
 
  private:
+  Pidfds pidfds_;
   std::list<std::shared_ptr<ThreadFiles>> threads_;  // most recent first
 };
 
