@@ -6,6 +6,7 @@
 // code, and the model's text may repeat it. The displays make it safe for the terminal themselves
 // (agent/terminal/sandbox_text.h): callers pass it as it came.
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,10 @@ class Display {
   // line is ended, and whatever a block's output did to the terminal is undone, so the question is legible and the
   // last thing on the screen.
   virtual void before_question() = 0;
+  // A file the agent offers to write, asked about next ("allow always" kept in a policy file): the displays that draw
+  // diffs themselves (ACP) show it with the question; the others have the diff in a notice.
+  virtual void proposed_file(const std::string& /*path*/, const std::optional<std::string>& /*before*/,
+                             const std::string& /*after*/) {}
   // What the sandbox reported (a denial, a limit, an executor restart), as its event; notice() then shows it as text.
   virtual void sandbox_event(const nlohmann::json& /*event*/) {}
   // The conversation was replaced by a saved one (--conversations, %resume): the displays that show a whole

@@ -13,6 +13,7 @@
 // is that copy, byte for byte (trusted_workspace_policy()).
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 
@@ -49,5 +50,9 @@ Result<std::optional<std::string>> trusted_workspace_policy(const KeepContext& c
 
 // A unified diff of `plan` for the user ("--- a/..." "+++ b/...").
 std::string describe_plan(const KeepPlan& plan);
+
+// The question that follows the diff (agent/run_block.cc); the page and ACP know it by this text and offer it as
+// two buttons ("Write it", "Don't write"), the diff shown with it.
+inline constexpr std::string_view kKeepQuestion = "Write it? [y/N] ";
 
 }  // namespace oishell::agent

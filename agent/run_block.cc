@@ -299,11 +299,12 @@ void Agent::offer_to_keep(const std::string& rule) {
                                 "whether to keep it).");
     return;
   }
+  d.proposed_file(plan->path, plan->before, plan->after);
   d.notice(NoticeLevel::info, "To allow " + shown + " in later sessions too, interpreter would write:\n" +
                                   escape_for_terminal(describe_plan(*plan), /*keep_newlines=*/true));
   d.before_question();
   bool interrupted = false;
-  auto answer = parts_.input->ask("Write it? [y/N] ", &interrupted);
+  auto answer = parts_.input->ask(std::string(kKeepQuestion), &interrupted);
   std::string a = answer && !interrupted ? *answer : "";
   while (!a.empty() && std::isspace(static_cast<unsigned char>(a.back()))) a.pop_back();
   if (a != "y" && a != "yes") {

@@ -35,6 +35,9 @@ class AcpDisplay final : public Display {
   void set_on_activity(std::function<void()> on_activity) { on_activity_ = std::move(on_activity); }
   // The block that awaits confirmation (after confirmation()), as a ToolCallUpdate; nullopt when none.
   std::optional<nlohmann::json> take_confirmation() { return std::exchange(confirmation_, std::nullopt); }
+  // The file offered for writing before the keep question, as ACP diff content ({type: diff, path, oldText,
+  // newText}); once.
+  std::optional<nlohmann::json> take_proposed_file() { return std::exchange(proposed_file_, std::nullopt); }
   // The block that runs now (a network ask is about it): {toolCallId, title}; null when none runs.
   nlohmann::json running_tool_call() const;
 
@@ -59,6 +62,12 @@ class AcpDisplay final : public Display {
   void console_end(const nlohmann::json& result) override;
   void confirmation(const std::string& language, const std::string& code) override;
   void notice(NoticeLevel level, const std::string& text) override;
+  void proposed_file(const std::string& path, const std::optional<std::string>& before,
+                     const std::string& after) override {
+    proposed_file_ = nlohmann::json{{"type", "diff"}, {"path", path},
+                                    {"oldText", before ? nlohmann::json(*before) : nlohmann::json()},
+                                    {"newText", after}};
+  }
   void host_changes(const std::vector<HostChange>& changes) override;
   void host_changes_summary(const std::vector<HostChange>&) override {}
   void before_question() override {}
@@ -96,6 +105,7 @@ class AcpDisplay final : public Display {
   std::chrono::steady_clock::time_point output_sent_{};
   std::optional<WorkspaceSnapshot> before_;
   std::optional<nlohmann::json> confirmation_;
+  std::optional<nlohmann::json> proposed_file_;
   // The blocks of the answer being handled, so that a confirmation names the card of its own code.
   struct ShownBlock {
     std::string id, language, code;

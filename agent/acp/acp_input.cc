@@ -1,5 +1,7 @@
 #include "agent/acp/acp_input.h"
 
+#include "agent/policy_keep.h"
+
 namespace oishell::agent::acp {
 namespace {
 
@@ -58,6 +60,19 @@ std::optional<std::string> AcpInput::ask(const std::string& question, bool* inte
                                                              option("deny", "Deny", "reject_once")}));
     if (!chosen) return "d";  // cancelled or unanswered: denied, the block goes on
     return *chosen == "once" ? "o" : *chosen == "always" ? "a" : "d";
+  }
+  if (question == kKeepQuestion) {  // "allow always" kept for later sessions: the file's diff, then write or not
+    auto diff = display_.take_proposed_file();
+    if (!diff) return std::nullopt;
+    json tool_call = {{"toolCallId", "keep-" + std::to_string(++asks_)},
+                      {"title", "Keep the rule for later sessions: write " + (*diff)["path"].get<std::string>() + "?"},
+                      {"kind", "edit"},
+                      {"status", "pending"},
+                      {"content", json::array({*diff})},
+                      {"locations", json::array({{{"path", (*diff)["path"]}}})}};
+    auto chosen = request(std::move(tool_call), json::array({option("write", "Write it", "allow_once"),
+                                                             option("skip", "Don't write", "reject_once")}));
+    return chosen && *chosen == "write" ? "y" : "n";
   }
   return std::nullopt;
 }

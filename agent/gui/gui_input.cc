@@ -1,6 +1,7 @@
 #include "agent/gui/gui_input.h"
 
 #include "agent/interrupt.h"
+#include "agent/policy_keep.h"
 
 namespace oishell::agent::gui {
 
@@ -18,6 +19,7 @@ json question_options(const std::string& question) {
   if (question.find("Apply them for this session?") != std::string::npos) {
     return json::array({option("y", "Apply"), option("n", "No")});
   }
+  if (question == kKeepQuestion) return json::array({option("y", "Write it"), option("n", "Don't write")});
   return json::array();
 }
 
@@ -30,6 +32,7 @@ std::string question_for_page(const std::string& question) {
     destination = destination.substr(0, destination.find(" \xE2\x80\x94 "));  // up to " — allow (o)nce..."
     return "Code in the sandbox wants to reach " + destination + ". Allow it?";
   }
+  if (question == kKeepQuestion) return "Write this rule (the diff above), so that later sessions allow it too?";
   return text;
 }
 

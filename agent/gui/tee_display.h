@@ -35,6 +35,10 @@ class TeeDisplay final : public Display {
   void host_changes_summary(const std::vector<HostChange>& changes) override {
     a_.host_changes_summary(changes), b_.host_changes_summary(changes);
   }
+  void proposed_file(const std::string& path, const std::optional<std::string>& before,
+                     const std::string& after) override {
+    a_.proposed_file(path, before, after), b_.proposed_file(path, before, after);
+  }
   void sandbox_event(const nlohmann::json& event) override { a_.sandbox_event(event), b_.sandbox_event(event); }
   void conversation_loaded(const std::vector<Message>& messages) override {
     a_.conversation_loaded(messages), b_.conversation_loaded(messages);

@@ -6,6 +6,7 @@
 // Exits 0 when every scenario passed; prints what failed otherwise.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -30,7 +31,7 @@ const startModel = (dir, script) => startScriptedModel(scriptedServer, dir, scri
 
 // One agent process with an ACP client connected to it. `permission(request)` answers
 // session/request_permission; every session/update is kept in `updates`.
-async function withAgent(name, script, { autoRun = true, permission, workspace, home } = {}, body) {
+async function withAgent(name, script, { autoRun = true, permission, workspace, home, args: extra = [] } = {}, body) {
   const dir = mkdtempSync(join(tmpdir(), `acp-e2e-${name}-`));
   workspace ??= join(dir, "workspace");
   home ??= join(dir, "home");
@@ -39,7 +40,7 @@ async function withAgent(name, script, { autoRun = true, permission, workspace, 
   const model = await startModel(dir, script);
   const args = ["--acp", "--model", "scripted-model", "--api_base", `http://127.0.0.1:${model.port}/v1`,
                 "--sandbox", "openshell"];
-  args.push(...(autoRun ? ["-y"] : ["--safe_mode", "ask"]));
+  args.push(...(autoRun ? ["-y"] : ["--safe_mode", "ask"]), ...extra);
   const env = { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, ".local/share"),
                 XDG_CONFIG_HOME: join(home, ".config"), LANG: "C.UTF-8", OPENAI_API_KEY: "sk-scripted",
                 TMPDIR: process.env.TMPDIR ?? "/tmp" };
@@ -202,6 +203,48 @@ const scenarios = {
   // the terminal once showed) is refused, never run and never offered for permission; the model's remote image
   // reaches the editor as text (an editor that renders markdown would fetch it: a way out the policy never sees);
   // and the block the editor is asked about carries the code that runs.
+  // The sandbox's network question answered "Allow always", then the offer to keep it: the editor sees the policy
+  // file's diff in the permission request, and "Write it" leaves the rule in the workspace policy.
+  async allowAlwaysIsKept() {
+    const upstream = createServer((req, res) => res.end("pong from " + req.headers.host));
+    await new Promise((r) => upstream.listen(0, "127.0.0.1", r));
+    const port = upstream.address().port;
+    const policyDir = mkdtempSync(join(tmpdir(), "acp-e2e-policy-"));
+    const policy = join(policyDir, "ask.yaml");
+    writeFileSync(policy, "version: 1\nextends: default\nnetwork:\n  on_unlisted: ask\n" +
+                          "  hosts: {ask.test: 127.0.0.1}\n  allow_private: [127.0.0.0/8]\n");
+    const fetch = "import urllib.request\n" +
+      `print(urllib.request.urlopen('http://ask.test:${port}/', timeout=20).read().decode())\n`;
+    try {
+      await withAgent("keep", [{ tool_calls: [block(fetch)] }, { text: "Fetched." }],
+        { args: ["--policy", policy],
+          permission: (request) => ({ outcome: { outcome: "selected",
+                                                 optionId: request.toolCall.kind === "fetch" ? "always" : "write" } }) },
+        async ({ agent, updates, permissions, workspace }) => {
+          const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+          await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
+          assert.equal(permissions.length, 2, JSON.stringify(permissions));
+          assert.match(permissions[0].toolCall.title, /ask\.test/);
+          const keep = permissions[1];
+          const written = join(workspace, ".oishell", "policy.yaml");
+          assert.equal(keep.toolCall.kind, "edit");
+          assert.deepEqual(keep.options.map((o) => [o.optionId, o.kind]),
+                           [["write", "allow_once"], ["skip", "reject_once"]]);
+          const [diff] = keep.toolCall.content;
+          assert.equal(diff.type, "diff");
+          assert.equal(diff.path, written);
+          assert.equal(diff.oldText, null);
+          assert.ok(diff.newText.includes(`ask.test:${port}`), diff.newText);
+          assert.equal(readFileSync(written, "utf8"), diff.newText, "what was shown is what was written");
+          const output = JSON.stringify(ofKind(updates, "tool_call_update"));
+          assert.ok(output.includes(`pong from ask.test:${port}`), output);
+        });
+    } finally {
+      upstream.close();
+      rmSync(policyDir, { recursive: true, force: true });
+    }
+  },
+
   async hostileModel() {
     const decoy = "print('hello world')";
     const evil = "open('evil.txt', 'w').write('ran')";

@@ -93,6 +93,9 @@ async function withAgent(name, script, { args = [], home, prepare } = {}, body) 
       performance.getEntriesByType("paint").find((e) => e.name === "first-contentful-paint")?.startTime);
     if (paint !== undefined) figures.firstPaint.push(paint);
     await body({ page, context, url, agent, stdout: () => stdout, dir, home, workspace, model });
+    // At the prompt before the Ctrl-C below, which then ends the session: during a turn it stops the turn (on a
+    // loaded machine a scenario's last answer can still be streaming or being saved when its body returns).
+    await page.waitForSelector("#stop:disabled", { timeout: 30000 });
     figures.latencies.push(...await page.evaluate(() => window.oishellPage.latencies));
   } catch (e) {
     const failure = join(tmpdir(), `gui-e2e-failure-${name}.png`);
@@ -173,7 +176,7 @@ await withAgent("ask", [
   { text: "Fetched." },
   { tool_calls: [block(fetchCode("denied.test"))] },
   { text: "It was refused." },
-], { args: ["--safe_mode", "ask", "--policy", policyFile] }, async ({ page, stdout }) => {
+], { args: ["--safe_mode", "ask", "--policy", policyFile] }, async ({ page, stdout, workspace }) => {
   await page.fill("#input", "fetch it");
   await page.press("#input", "Enter");
   await page.waitForSelector(".ask button[data-answer='y']");
@@ -184,8 +187,17 @@ await withAgent("ask", [
   await page.waitForSelector(".ask button[data-answer='o']");
   assert.match(await page.textContent(".ask:last-of-type .question"), /ask\.test/);
   await shot(page, "gui-network-ask.png");
-  await page.click(".ask button[data-answer='o']");
+  await page.click(".ask button[data-answer='a']");
+  // "Allow always": the diff of the workspace policy, then a question of its own with two buttons; written on yes.
+  const keep = page.locator(".ask").nth(2);
+  await keep.locator("button[data-answer='y']").waitFor();
+  assert.equal(await keep.locator("button[data-answer='y']").textContent(), "Write it");
+  assert.equal(await keep.locator("button[data-answer='n']").textContent(), "Don't write");
+  assert.match(await page.locator(".notice").last().textContent(), /\+\+\+ b\/.*\.oishell\/policy\.yaml/);
+  await keep.locator("button[data-answer='y']").click();
   await page.waitForSelector(`.block pre.output:text('pong from ask.test:${upstream.port}')`);
+  await page.waitForSelector(".notice:has-text('later sessions in this workspace allow')");
+  assert.match(readFileSync(join(workspace, ".oishell", "policy.yaml"), "utf8"), new RegExp(`ask\\.test:${upstream.port}`));
   await page.waitForSelector(".msg.assistant:has-text('Fetched.')");
   await page.waitForSelector("#stop:disabled");
   await page.fill("#input", "fetch the other");
