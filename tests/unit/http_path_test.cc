@@ -337,7 +337,7 @@ TEST(HttpPathGlobMatch, PathologicalGlobIsFast) {
   EXPECT_FALSE(glob("/**/*a*/**/*a*a*a*a*b/**/*a*a*/**/x").matches(star_path));
   EXPECT_TRUE(glob("/**/*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a").matches(star_path));
   auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_LT(elapsed, std::chrono::milliseconds(200));
+  EXPECT_LT(elapsed, std::chrono::seconds(2));  // backtracking would take longer than anyone waits; linear: ~1 ms
 }
 
 // The definition, written the slow way: every split tried.
