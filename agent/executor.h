@@ -82,11 +82,6 @@ class Executor {
   // shutdown(), and what the sandbox reports while it shuts down (host changes found at the end, the executors'
   // exits) goes to `observer`; network asks then are denied without asking.
   virtual void finish(ExecObserver& /*observer*/) { shutdown(); }
-  // Adds policy flags (`oishell supervise`'s: --allow-domain HOST:PORT, ...) for the rest of the session: the sandbox
-  // is shut down and started again with them (the executors' state is lost). Not every executor can.
-  virtual Status widen_policy(const std::vector<std::string>& /*flags*/) {
-    return Status::error("this sandbox cannot take rules for the session");
-  }
   // Changes the running sandbox's network policy without a restart (the supervisor protocol's `policy` request,
   // docs/protocol.md; `request` without its `op`): the answer, `policy.changed` (what it widened and narrowed, the
   // connections it closed) or `policy.rejected` (why; nothing changed). What the sandbox reports meanwhile goes to

@@ -127,13 +127,6 @@ std::vector<std::string> SupervisorClient::command_line() const {
   return argv;
 }
 
-Status SupervisorClient::widen_policy(const std::vector<std::string>& flags) {
-  if (options_.sandbox != "openshell") return Status::error("no sandbox (--sandbox none): nothing to widen");
-  options_.extra_flags.insert(options_.extra_flags.end(), flags.begin(), flags.end());
-  shutdown();
-  return start();
-}
-
 std::string SupervisorClient::description() const {
   std::string policy = options_.policy.empty() ? "default" : options_.policy;
   if (options_.sandbox == "none") return "no sandbox: code runs on this host as you (--sandbox none)";

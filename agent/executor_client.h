@@ -58,7 +58,6 @@ class SupervisorClient final : public Executor {
   void poll(ExecObserver& observer) override;
   std::vector<std::string> languages() const override { return languages_; }
   std::string policy_summary() const override { return policy_summary_; }
-  Status widen_policy(const std::vector<std::string>& flags) override;
   Result<nlohmann::json> change_policy(const nlohmann::json& request, ExecObserver& observer) override;
   std::string description() const override;
   void shutdown() override;

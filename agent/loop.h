@@ -68,7 +68,8 @@ class Agent {
   void poll_sandbox();
   // `%policy allow|deny HOST[:PORT]`: the running sandbox's network policy changed (a supervisor `policy` request
   // without its op), the outcome shown to the user. No restart: the executors keep their state.
-  void change_policy(const nlohmann::json& request);
+  // Shows what changed or why nothing did; true when the change took effect.
+  bool change_policy(const nlohmann::json& request);
   // An "allow always" answer for `rule` ("HOST:PORT"): the diff of the policy file that would keep it for later
   // sessions shown, and written only on a yes (agent/policy_keep.h).
   void offer_to_keep(const std::string& rule);

@@ -38,14 +38,14 @@ constexpr const char* kHelp =
     "%tokens [prompt]      the conversation's tokens (and a prompt's), the next call's and the session's cost\n"
     "%info                 model, sandbox and session details\n"
     "%policy               what the sandbox allows\n"
-    "%policy learn         propose the rules this session's denials point to, and apply them for the session\n"
+    "%policy learn         propose the rules this session's denials point to; apply them live (no restart)\n"
     "%policy allow HOST[:PORT]  allow a destination in the running sandbox (no restart; this session only)\n"
     "%policy deny HOST[:PORT]   deny a destination in the running sandbox; open connections to it are closed\n"
     "%help                 this list";
 
 std::string trim(std::string s);
 
-// %policy learn: what this session's denials point to; applied for the session (the sandbox restarts) on a yes.
+// %policy learn: what this session's denials point to; applied to the running sandbox on a yes (no restart).
 void learn_policy(Agent& agent) {
   Display& d = agent.display();
   PolicyProposal p = propose_policy_rules(agent.session_denials());
@@ -69,19 +69,16 @@ void learn_policy(Agent& agent) {
   std::optional<std::string> answer;
   if (agent.input().can_ask()) {
     d.before_question();  // the terminal as the user left it, and the agent's mark before the question
-    answer = agent.input().ask("Apply them for this session? The sandbox restarts (the executors' state is lost). "
-                               "[y/N] ", &interrupted);
+    answer = agent.input().ask("Apply them for this session? To the running sandbox: no restart, the executors keep "
+                               "their state. [y/N] ", &interrupted);
   }
   if (!answer || interrupted || (trim(*answer) != "y" && trim(*answer) != "yes")) {
     d.notice(NoticeLevel::info, "Not applied. " + yaml);
     return;
   }
-  if (Status s = agent.executor().widen_policy(p.flags); !s.is_ok()) {
-    d.notice(NoticeLevel::error, "Not applied: " + s.message());
-    return;
-  }
+  if (!agent.change_policy({{"allow", p.allow}})) return;  // it said why
   agent.forget_session_denials();
-  d.notice(NoticeLevel::info, "Applied for this session; the sandbox was restarted. " + yaml);
+  d.notice(NoticeLevel::info, yaml);
 }
 
 std::string trim(std::string s) {

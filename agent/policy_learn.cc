@@ -63,8 +63,13 @@ PolicyProposal propose_policy_rules(const std::vector<nlohmann::json>& denials) 
       continue;  // its name was refused first, then a port: the port's rule covers the name
     }
     const std::string where = port ? host + ":" + std::to_string(port) : host;
-    out.flags.push_back(udp ? "--allow-udp" : "--allow-domain");
-    out.flags.push_back(where);
+    if (port) {
+      nlohmann::json rule = {{"host", host}, {"ports", {port}}};
+      if (udp) rule["protocol"] = "udp";
+      out.allow.push_back(std::move(rule));
+    } else {
+      out.allow.push_back(host);
+    }
     out.lines.push_back("allow " + where + (udp ? " (udp)" : "") + ": refused " + times(count) +
                         (port ? ", no rule listed it"
                               : " at name lookup, before a port was known (any port: narrow it to the one you use)"));

@@ -12,7 +12,7 @@
 namespace oishell::agent {
 
 struct PolicyProposal {
-  std::vector<std::string> flags;         // flag, value, flag, value... for the session's sandbox
+  nlohmann::json allow = nlohmann::json::array();  // the rules as a policy writes them (a live `policy` patch's allow)
   std::vector<std::string> lines;         // one line per proposed rule, for the user
   std::vector<std::string> yaml;          // the same rules as network.allow entries, for a policy file
   std::vector<std::string> not_proposed;  // denials no flag should lift, with why

@@ -247,7 +247,7 @@ void Agent::poll_sandbox() {
   for (const std::string& rule : observer.take_kept()) offer_to_keep(rule);
 }
 
-void Agent::change_policy(const nlohmann::json& request) {
+bool Agent::change_policy(const nlohmann::json& request) {
   Display& d = *parts_.display;
   SandboxObserver observer(d, *parts_.input, /*may_ask=*/true, paths_explained_);
   auto answer = parts_.executor->change_policy(request, observer);
@@ -255,7 +255,7 @@ void Agent::change_policy(const nlohmann::json& request) {
   show_host_changes(observer.take_host_changes());
   if (!answer) {
     d.notice(NoticeLevel::error, "The policy was not changed: " + escape_for_terminal(answer.status().message()));
-    return;
+    return false;
   }
   auto lines = [&](const char* key) {
     std::string out;
@@ -268,7 +268,7 @@ void Agent::change_policy(const nlohmann::json& request) {
   };
   if (answer->value("event", "") != "policy.changed") {
     d.notice(NoticeLevel::error, "The policy was not changed (the one in force stays):" + lines("errors"));
-    return;
+    return false;
   }
   std::string text = "Applied to the running sandbox (no restart; the executors keep their state).";
   std::string widened = lines("widened"), narrowed = lines("narrowed");
@@ -279,6 +279,7 @@ void Agent::change_policy(const nlohmann::json& request) {
   if (closed) text += "\n" + std::to_string(closed) + " open connection(s) to what is no longer allowed were closed.";
   text += "\nFor this session only; to keep a rule, add it to your policy file.";
   d.notice(NoticeLevel::info, text);
+  return true;
 }
 
 void Agent::offer_to_keep(const std::string& rule) {

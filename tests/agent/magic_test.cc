@@ -28,17 +28,12 @@ class FakeExecutor final : public Executor {
     r.denials = next_denials;
     return r;
   }
-  Status widen_policy(const std::vector<std::string>& flags) override {
-    widened.insert(widened.end(), flags.begin(), flags.end());
-    return Status::ok();
-  }
   Result<json> change_policy(const json& request, ExecObserver&) override {
     policy_requests.push_back(request);
     return policy_answer;
   }
   std::vector<json> next_denials;  // what the next block reports
-  std::vector<std::string> widened;
-  std::vector<json> policy_requests;  // %policy allow|deny
+  std::vector<json> policy_requests;  // %policy allow|deny|learn
   json policy_answer;
   Status reset(const std::string&) override { return Status::ok(); }
   std::vector<std::string> languages() const override { return {"python", "shell"}; }
@@ -257,9 +252,10 @@ TEST_F(Magic, HelpListsTheCommands) {
   EXPECT_NE(std::string::npos, help.find("on without an argument")) << help;
 }
 
-// %policy learn: a destination refused because no rule listed it becomes a flag the session takes (the sandbox
-// restarts with it) on a yes; one refused by a deny rule, and a denied system call, are listed as not proposed.
-// No answer (no terminal, or "n"): nothing changes and the policy lines are shown to keep.
+// %policy learn: a destination refused because no rule listed it becomes a rule of a live `policy` patch on a yes
+// (the running sandbox takes it, no restart); one refused by a deny rule, and a denied system call, are listed as
+// not proposed. No answer (no terminal, or "n"): nothing changes and the policy lines are shown to keep. A patch the
+// sandbox refuses leaves the denials proposed.
 TEST_F(Magic, PolicyLearnProposesWhatTheDenialsPointToAndAppliesItOnYes) {
   executor_.next_denials = {
       {{"event", "net.denied"}, {"protocol", "connect"}, {"host", "api.example"}, {"port", 443},
@@ -281,18 +277,30 @@ TEST_F(Magic, PolicyLearnProposesWhatTheDenialsPointToAndAppliesItOnYes) {
   EXPECT_NE(std::string::npos, shown.find("system call ptrace (tracing; no flag adds it")) << shown;
   EXPECT_NE(std::string::npos, shown.find("Not applied.")) << shown;  // no terminal: nothing asked, nothing changed
   EXPECT_NE(std::string::npos, shown.find("    - {host: ntp.example, ports: [123], protocol: udp}")) << shown;
-  EXPECT_TRUE(executor_.widened.empty());
+  EXPECT_TRUE(executor_.policy_requests.empty());
 
   input_.answer = "n";
   run("%policy learn");
-  EXPECT_TRUE(executor_.widened.empty());
+  EXPECT_TRUE(executor_.policy_requests.empty());
   input_.answer = "y";
+  executor_.policy_answer = {{"event", "policy.rejected"}, {"errors", {"network.allow[0]: refused"}}};
   shown = run("%policy learn");
-  EXPECT_NE(std::string::npos, input_.asked.find("The sandbox restarts")) << input_.asked;
-  EXPECT_EQ((std::vector<std::string>{"--allow-domain", "api.example:443", "--allow-udp", "ntp.example:123",
-                                      "--allow-domain", "svc.example"}),
-            executor_.widened);
-  EXPECT_NE(std::string::npos, shown.find("Applied for this session")) << shown;
+  ASSERT_EQ(1u, executor_.policy_requests.size());
+  EXPECT_NE(std::string::npos, shown.find("The policy was not changed (the one in force stays)")) << shown;
+  EXPECT_NE(std::string::npos, run("%policy learn").find("allow api.example:443")) << "still proposed";
+  executor_.policy_requests.clear();
+  executor_.policy_answer = {{"event", "policy.changed"},
+                             {"widened", {"network: allow api.example:443", "network: allow ntp.example:123 (udp)",
+                                          "network: allow svc.example"}},
+                             {"narrowed", json::array()}};
+  shown = run("%policy learn");
+  EXPECT_NE(std::string::npos, input_.asked.find("no restart, the executors keep their state")) << input_.asked;
+  ASSERT_EQ(1u, executor_.policy_requests.size());
+  EXPECT_EQ((json{{"allow", json::array({{{"host", "api.example"}, {"ports", {443}}},
+                                         {{"host", "ntp.example"}, {"ports", {123}}, {"protocol", "udp"}},
+                                         "svc.example"})}}),
+            executor_.policy_requests[0]);
+  EXPECT_NE(std::string::npos, shown.find("Applied to the running sandbox (no restart")) << shown;
   // Applied denials are not proposed again.
   EXPECT_NE(std::string::npos, run("%policy learn").find("No denial of this session points to a rule")) << shown;
 }
@@ -307,7 +315,6 @@ TEST_F(Magic, PolicyAllowAndDenyChangeTheRunningSandbox) {
   EXPECT_EQ((json{{"allow", {"api.example:443"}}}), executor_.policy_requests[0]);
   EXPECT_NE(std::string::npos, shown.find("Applied to the running sandbox (no restart")) << shown;
   EXPECT_NE(std::string::npos, shown.find("Now allowed:\n  network: allow api.example:443")) << shown;
-  EXPECT_TRUE(executor_.widened.empty());  // not the restarting path of %policy learn
 
   executor_.policy_answer = {{"event", "policy.changed"}, {"widened", json::array()},
                              {"narrowed", {"network: allow api.example:443"}}, {"closed_connections", 2}};
