@@ -12,24 +12,24 @@
 #include <ctime>
 
 #include "agent/acp/acp_server.h"
-#include "agent/computer_tool.h"
-#include "agent/conversation.h"
+#include "agent/sandbox/computer_tool.h"
+#include "agent/core/conversation.h"
 #include "agent/embed/embed_server.h"
-#include "agent/executor_client.h"
+#include "agent/sandbox/executor_client.h"
 #include "agent/gui/gui_session.h"
-#include "agent/interrupt.h"
+#include "agent/host/interrupt.h"
 #include "agent/llm/local.h"
 #include "agent/llm/provider.h"
 #include "agent/llm/transport.h"
 #include "agent/llm/key_store.h"
-#include "agent/loop.h"
-#include "agent/model_setup.h"
-#include "agent/paths.h"
-#include "agent/policy_keep.h"
-#include "agent/private_file.h"
-#include "agent/profile_actions.h"
+#include "agent/core/loop.h"
+#include "agent/config/model_setup.h"
+#include "agent/config/paths.h"
+#include "agent/sandbox/policy_keep.h"
+#include "agent/host/private_file.h"
+#include "agent/config/profile_actions.h"
 #include "agent/server/oi_server.h"
-#include "agent/session_workspace.h"
+#include "agent/sandbox/session_workspace.h"
 #include "base/terminal_text.h"
 #include "base/unique_fd.h"
 #include "oishell/build_config.h"
@@ -246,7 +246,7 @@ int run_session(const CliOptions& cli) {
     profile_policy = std::move(*written);
   }
 
-  // "Allow always" answers kept for later sessions (agent/policy_keep.h), in the workspace policy that a session
+  // "Allow always" answers kept for later sessions (agent/sandbox/policy_keep.h), in the workspace policy that a session
   // started without a policy of its own uses, while it is what the agent wrote there.
   if (char cwd[4096]; ::getcwd(cwd, sizeof cwd)) c.keep.workspace = cwd;
   {

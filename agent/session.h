@@ -4,7 +4,7 @@
 // --stdin) or the interactive chat. Returns the process exit status:
 //   0 done; 1 an error (model, network, sandbox); 2 bad flags or profile, or no model for a one-shot prompt;
 //   3 stopped by --max_turns; 4 stopped by --max_budget; 130 stopped by Ctrl-C.
-#include "agent/config.h"
+#include "agent/config/config.h"
 
 namespace oishell::agent {
 

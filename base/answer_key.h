@@ -1,7 +1,7 @@
 #pragma once
 // A question answered with one key at a terminal: `[y]es once, [a]lways, [N]o` takes the letter as it is pressed,
 // and Enter alone takes the default, as before. Used by `oishell run`'s network question (tools/oishell/run_ask.h)
-// and the agent's (agent/user_input.h).
+// and the agent's (agent/user/user_input.h).
 #include <termios.h>
 
 #include <functional>

@@ -1,6 +1,6 @@
 #include "agent/acp/acp_display.h"
 
-#include "agent/feedback.h"
+#include "agent/core/feedback.h"
 
 namespace oishell::agent::acp {
 namespace {

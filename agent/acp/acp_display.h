@@ -4,7 +4,7 @@
 //   a code block               -> tool_call (kind execute, the code as rawInput and as a fenced block), pending
 //   the block running          -> tool_call_update in_progress, its output (at most every 200 ms, the last 64 KiB)
 //   the block's end            -> tool_call_update completed or failed, with the files it created, changed or
-//                                 deleted in the workspace as `diff` items (agent/workspace_changes.h)
+//                                 deleted in the workspace as `diff` items (agent/sandbox/workspace_changes.h)
 //   notices and host changes   -> agent_message_chunk, quoted ("> warning: ...")
 // Text from the sandbox is passed as it came: an editor renders it as text, not on a terminal.
 #include <chrono>
@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/acp/rpc_channel.h"
-#include "agent/display.h"
-#include "agent/message.h"
+#include "agent/core/display.h"
+#include "agent/core/message.h"
 #include "base/markdown_fence.h"
-#include "agent/workspace_changes.h"
+#include "agent/sandbox/workspace_changes.h"
 
 namespace oishell::agent::acp {
 

@@ -1,6 +1,6 @@
 #include "agent/acp/acp_input.h"
 
-#include "agent/policy_keep.h"
+#include "agent/sandbox/policy_keep.h"
 
 namespace oishell::agent::acp {
 namespace {
@@ -11,7 +11,7 @@ json option(const char* id, const char* name, const char* kind) {
   return {{"optionId", id}, {"name", name}, {"kind", kind}};
 }
 
-constexpr std::string_view kNetworkAsk = "code wants to reach ";  // agent/run_block.cc's question
+constexpr std::string_view kNetworkAsk = "code wants to reach ";  // agent/core/run_block.cc's question
 
 }  // namespace
 

@@ -9,7 +9,7 @@
 
 #include "agent/acp/acp_display.h"
 #include "agent/acp/rpc_channel.h"
-#include "agent/user_input.h"
+#include "agent/user/user_input.h"
 
 namespace oishell::agent::acp {
 

@@ -20,12 +20,12 @@
 #include "agent/acp/acp_display.h"
 #include "agent/acp/acp_input.h"
 #include "agent/acp/rpc_channel.h"
-#include "agent/atomic_file.h"
-#include "agent/conversation.h"
-#include "agent/interrupt.h"
-#include "agent/loop.h"
+#include "agent/host/atomic_file.h"
+#include "agent/core/conversation.h"
+#include "agent/host/interrupt.h"
+#include "agent/core/loop.h"
 #include "base/markdown_fence.h"
-#include "agent/paths.h"
+#include "agent/config/paths.h"
 #include "oishell/build_config.h"
 
 namespace oishell::agent::acp {

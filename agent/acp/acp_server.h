@@ -16,8 +16,8 @@
 // the terminal; the model's key stays in this process.
 #include <optional>
 
-#include "agent/config.h"
-#include "agent/executor.h"
+#include "agent/config/config.h"
+#include "agent/sandbox/executor.h"
 #include "agent/llm/client.h"
 
 namespace oishell::agent::acp {

@@ -10,13 +10,13 @@
 #include <thread>
 
 #include "agent/acp/rpc_channel.h"
-#include "agent/code_extract.h"
-#include "agent/interrupt.h"
+#include "agent/core/code_extract.h"
+#include "agent/host/interrupt.h"
 #include "agent/llm/curl_api.h"
-#include "agent/loop.h"
-#include "agent/model_setup.h"
+#include "agent/core/loop.h"
+#include "agent/config/model_setup.h"
 #include "agent/server/lmc_display.h"
-#include "agent/system_prompt.h"
+#include "agent/core/system_prompt.h"
 #include "oishell/build_config.h"
 
 namespace oishell::agent::embed {

@@ -20,8 +20,8 @@
 // are read while one runs. The end of stdin stops what runs and shuts the sandbox down.
 // Code runs in the session's sandbox exactly as in the terminal; the model's key stays in this process. A network
 // destination the policy leaves to the user is denied (nobody is asked).
-#include "agent/config.h"
-#include "agent/executor.h"
+#include "agent/config/config.h"
+#include "agent/sandbox/executor.h"
 #include "agent/llm/key_store.h"
 
 namespace oishell::agent::embed {

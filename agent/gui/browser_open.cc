@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "agent/subprocess.h"
+#include "agent/host/subprocess.h"
 
 namespace oishell::agent::gui {
 namespace {

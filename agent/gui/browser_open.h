@@ -5,7 +5,7 @@
 // (it may become the browser, which must outlive nothing of ours).
 #include <string>
 
-#include "agent/private_file.h"
+#include "agent/host/private_file.h"
 
 namespace oishell::agent::gui {
 

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "agent/display.h"
+#include "agent/core/display.h"
 #include "agent/gui/event_hub.h"
-#include "agent/workspace_changes.h"
+#include "agent/sandbox/workspace_changes.h"
 
 namespace oishell::agent::gui {
 

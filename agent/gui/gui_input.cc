@@ -1,7 +1,7 @@
 #include "agent/gui/gui_input.h"
 
-#include "agent/interrupt.h"
-#include "agent/policy_keep.h"
+#include "agent/host/interrupt.h"
+#include "agent/sandbox/policy_keep.h"
 
 namespace oishell::agent::gui {
 
@@ -9,7 +9,7 @@ using nlohmann::json;
 
 json question_options(const std::string& question) {
   auto option = [](const char* answer, const char* label) { return json{{"answer", answer}, {"label", label}}; };
-  // agent/loop.cc's, agent/run_block.cc's and agent/magic.cc's questions.
+  // agent/core/loop.cc's, agent/core/run_block.cc's and agent/user/magic.cc's questions.
   if (question.find("Would you like to run this code?") != std::string::npos) {
     return json::array({option("y", "Run"), option("n", "Skip")});
   }

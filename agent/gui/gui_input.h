@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/display.h"
+#include "agent/core/display.h"
 #include "agent/gui/event_hub.h"
 #include "agent/gui/page_inbox.h"
-#include "agent/user_input.h"
+#include "agent/user/user_input.h"
 
 namespace oishell::agent::gui {
 

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/conversation.h"
+#include "agent/core/conversation.h"
 #include "agent/gui/page_assets.h"
 #include "agent/server/auth.h"
 #include "agent/server/http.h"

@@ -1,7 +1,7 @@
 #include "agent/gui/gui_session.h"
 
 #include "agent/gui/browser_open.h"
-#include "agent/interrupt.h"
+#include "agent/host/interrupt.h"
 
 namespace oishell::agent::gui {
 

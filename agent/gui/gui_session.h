@@ -11,7 +11,7 @@
 #include "agent/gui/gui_server.h"
 #include "agent/gui/page_inbox.h"
 #include "agent/gui/tee_display.h"
-#include "agent/private_file.h"
+#include "agent/host/private_file.h"
 #include "base/status.h"
 
 namespace oishell::agent::gui {

@@ -1,6 +1,6 @@
 #pragma once
 // Shows everything on two displays: the terminal (first: it decides interactive()) and the web page.
-#include "agent/display.h"
+#include "agent/core/display.h"
 
 namespace oishell::agent::gui {
 

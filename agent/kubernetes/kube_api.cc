@@ -5,7 +5,7 @@
 #include <random>
 #include <thread>
 
-#include "agent/json_util.h"
+#include "agent/core/json_util.h"
 #include "agent/llm/curl_api.h"
 #include "base/base64.h"
 

@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "agent/yaml_json.h"
+#include "agent/config/yaml_json.h"
 
 namespace oishell::agent {
 namespace {

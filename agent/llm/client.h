@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/computer_tool.h"
-#include "agent/harness.h"
-#include "agent/message.h"
+#include "agent/sandbox/computer_tool.h"
+#include "agent/config/harness.h"
+#include "agent/core/message.h"
 #include "base/status.h"
 
 namespace oishell::agent {

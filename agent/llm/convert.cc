@@ -2,8 +2,8 @@
 
 #include <deque>
 
-#include "agent/computer_tool.h"
-#include "agent/json_util.h"
+#include "agent/sandbox/computer_tool.h"
+#include "agent/core/json_util.h"
 #include "agent/llm/image.h"
 #include "base/markdown_fence.h"
 

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/harness.h"
-#include "agent/message.h"
+#include "agent/config/harness.h"
+#include "agent/core/message.h"
 
 namespace oishell::agent {
 

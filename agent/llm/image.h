@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/message.h"
+#include "agent/core/message.h"
 
 #include "base/base64.h"
 

@@ -5,9 +5,9 @@
 #include <optional>
 #include <string>
 
-#include "agent/display.h"
+#include "agent/core/display.h"
 #include "agent/llm/key_store.h"
-#include "agent/user_input.h"
+#include "agent/user/user_input.h"
 
 namespace oishell::agent {
 

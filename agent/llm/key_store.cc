@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "agent/atomic_file.h"
+#include "agent/host/atomic_file.h"
 #include "base/unique_fd.h"
 
 namespace oishell::agent {

@@ -1,6 +1,6 @@
 #include "agent/llm/openai_client.h"
 
-#include "agent/json_util.h"
+#include "agent/core/json_util.h"
 #include "agent/llm/convert.h"
 #include "agent/llm/provider.h"
 #include "agent/llm/transport.h"

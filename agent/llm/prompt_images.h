@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/message.h"
+#include "agent/core/message.h"
 #include "base/status.h"
 
 namespace oishell::agent {

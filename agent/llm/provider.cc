@@ -169,7 +169,7 @@ Status resolve_provider(const ModelChoice& choice, const EnvLookup& env, LlmSett
     if (out->api_base.empty()) out->api_base = std::string(row->base);
   }
   // Usage in the stream is asked of the provider's own service; a server elsewhere (a proxy, a local server) gets
-  // only the standard request unless a budget needs the usage (agent/model_setup.cc).
+  // only the standard request unless a budget needs the usage (agent/config/model_setup.cc).
   out->stream_usage = row->stream_usage && out->api_base == row->base;
   if (out->api_base.empty()) {
     return Status::error(std::string(row->name) + " has no public address: give your resource's endpoint in " +

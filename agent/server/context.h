@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/loop.h"
+#include "agent/core/loop.h"
 #include "agent/server/http.h"
 #include "agent/server/oi_server.h"
 #include "agent/server/socket.h"

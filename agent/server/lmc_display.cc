@@ -3,7 +3,7 @@
 #include <cctype>
 #include <string_view>
 
-#include "agent/feedback.h"
+#include "agent/core/feedback.h"
 #include "base/terminal_text.h"
 
 namespace oishell::agent::server {

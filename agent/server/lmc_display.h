@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/display.h"
+#include "agent/core/display.h"
 #include "base/markdown_fence.h"
 #include "agent/terminal/sandbox_text.h"
 

@@ -14,7 +14,7 @@
 #include "agent/server/hangup_watcher.h"
 #include "agent/server/lmc_display.h"
 #include "agent/server/oi_protocol.h"
-#include "agent/user_input.h"
+#include "agent/user/user_input.h"
 
 namespace oishell::agent::server {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/message.h"
+#include "agent/core/message.h"
 #include "base/status.h"
 
 namespace oishell::agent::server {

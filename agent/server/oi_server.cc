@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/interrupt.h"
+#include "agent/host/interrupt.h"
 #include "agent/server/admission.h"
 #include "agent/server/auth.h"
 #include "agent/server/context.h"

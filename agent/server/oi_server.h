@@ -21,8 +21,8 @@
 // Ctrl-C or SIGTERM stops what runs and then the server.
 #include <optional>
 
-#include "agent/config.h"
-#include "agent/executor.h"
+#include "agent/config/config.h"
+#include "agent/sandbox/executor.h"
 #include "agent/llm/client.h"
 
 namespace oishell::agent::server {

@@ -22,7 +22,7 @@
 #include "agent/server/oi_protocol.h"
 #include "agent/server/websocket.h"
 #include "agent/server/auth.h"
-#include "agent/user_input.h"
+#include "agent/user/user_input.h"
 
 namespace oishell::agent::server {
 namespace {

@@ -1,6 +1,6 @@
 #include "agent/terminal/json_display.h"
 
-#include "agent/feedback.h"
+#include "agent/core/feedback.h"
 #include "base/terminal_text.h"
 
 namespace oishell::agent {

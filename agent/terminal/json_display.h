@@ -13,7 +13,7 @@
 // shows what it holds. (`host_change`'s fields are the supervisor's values as they came, for programs.)
 #include <cstdio>
 
-#include "agent/display.h"
+#include "agent/core/display.h"
 #include "agent/terminal/sandbox_text.h"
 
 namespace oishell::agent {

@@ -1,6 +1,6 @@
 #include <unistd.h>
 
-#include "agent/display.h"
+#include "agent/core/display.h"
 #include "agent/terminal/json_display.h"
 #include "agent/terminal/terminal_display.h"
 

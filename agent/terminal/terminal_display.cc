@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "agent/feedback.h"
+#include "agent/core/feedback.h"
 #include "base/terminal_text.h"
 
 namespace oishell::agent {

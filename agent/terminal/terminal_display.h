@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-#include "agent/display.h"
+#include "agent/core/display.h"
 #include "agent/terminal/highlight.h"
 #include "agent/terminal/markdown.h"
 #include "agent/terminal/sandbox_text.h"

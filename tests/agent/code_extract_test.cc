@@ -1,4 +1,4 @@
-#include "agent/code_extract.h"
+#include "agent/core/code_extract.h"
 
 #include <gtest/gtest.h>
 

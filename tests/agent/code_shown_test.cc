@@ -13,8 +13,8 @@
 
 #include "agent/acp/acp_display.h"
 #include "agent/acp/rpc_channel.h"
-#include "agent/loop.h"
-#include "agent/partial_json.h"
+#include "agent/core/loop.h"
+#include "agent/core/partial_json.h"
 #include "agent/terminal/terminal_display.h"
 
 namespace oishell::agent {

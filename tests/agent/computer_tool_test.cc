@@ -1,12 +1,12 @@
-// The `computer` tool's pieces (agent/computer_tool.h): the model's screen, action checks, the python an action
+// The `computer` tool's pieces (agent/sandbox/computer_tool.h): the model's screen, action checks, the python an action
 // becomes (the action is data, never source), the words the user sees, the tools each provider gets, and the wire
 // form of a call and its screenshot.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
-#include "agent/code_extract.h"
-#include "agent/computer_tool.h"
+#include "agent/core/code_extract.h"
+#include "agent/sandbox/computer_tool.h"
 #include "agent/llm/convert.h"
 
 namespace oishell::agent {

@@ -1,4 +1,4 @@
-#include "agent/context.h"
+#include "agent/core/context.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "agent/feedback.h"
+#include "agent/core/feedback.h"
 
 #include <gtest/gtest.h>
 

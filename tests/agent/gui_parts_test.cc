@@ -13,7 +13,7 @@
 #include "agent/gui/gui_display.h"
 #include "agent/gui/gui_input.h"
 #include "agent/gui/page_inbox.h"
-#include "agent/user_input.h"
+#include "agent/user/user_input.h"
 #include "base/terminal_filter.h"
 #include "base/unique_fd.h"
 #include "tests/agent/e2e_util.h"

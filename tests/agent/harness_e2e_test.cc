@@ -1,4 +1,4 @@
-// End to end, harness profiles (agent/harness.h): for each built-in harness a scripted model that speaks that
+// End to end, harness profiles (agent/config/harness.h): for each built-in harness a scripted model that speaks that
 // harness's tool format fixes a bug in a small project and runs its test, and the result is checked on disk and in
 // what the model was told; a harness of the profile's own (python and shell tools in YAML) too. The tools run in the
 // sandbox (`oishell supervise`), as every block does.

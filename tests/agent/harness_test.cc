@@ -1,10 +1,10 @@
-// Harness profiles' pieces (agent/harness.h, agent/harness_yaml.h): the built-ins' tools, argument checks, what a
+// Harness profiles' pieces (agent/config/harness.h, agent/config/harness_yaml.h): the built-ins' tools, argument checks, what a
 // call becomes in the sandbox (arguments as data; argv quoted for sh), and a profile's own harness in YAML with its
 // errors.
 #include <gtest/gtest.h>
 
-#include "agent/harness.h"
-#include "agent/harness_yaml.h"
+#include "agent/config/harness.h"
+#include "agent/config/harness_yaml.h"
 
 namespace oishell::agent {
 namespace {

@@ -1,6 +1,6 @@
 // Started where the sandbox will not let code write (the home directory, a directory containing it, `/`), the
 // agent does not die at the first block: the session works in a fresh workspace of its own, named in a notice, the
-// banner and %info, and kept (agent/session_workspace.h). --sandbox none consults no workspace refusal: the code
+// banner and %info, and kept (agent/sandbox/session_workspace.h). --sandbox none consults no workspace refusal: the code
 // runs where the agent was started. At a pseudo-terminal, as a user starts it.
 #include <sys/stat.h>
 #include <unistd.h>

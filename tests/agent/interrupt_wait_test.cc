@@ -1,4 +1,4 @@
-// Ctrl-C at a prompt or a question (agent/interrupt.h): a wait for input ends on a Ctrl-C counted after the wait's
+// Ctrl-C at a prompt or a question (agent/host/interrupt.h): a wait for input ends on a Ctrl-C counted after the wait's
 // reader began, even one that landed before the wait itself (a plain blocking read lost it: the handler ran, then
 // the read blocked; seen once in CI as a --gui session that Ctrl-C did not end), and on nothing older.
 #include <poll.h>
@@ -9,8 +9,8 @@
 #include <chrono>
 #include <thread>
 
-#include "agent/interrupt.h"
-#include "agent/user_input.h"
+#include "agent/host/interrupt.h"
+#include "agent/user/user_input.h"
 #include "base/unique_fd.h"
 
 namespace oishell::agent {

@@ -5,9 +5,9 @@
 #include "agent/llm/convert.h"
 #include "agent/llm/openai_client.h"
 #include "agent/llm/provider.h"
-#include "agent/code_fence.h"
-#include "agent/partial_json.h"
-#include "agent/stream_splitter.h"
+#include "agent/core/code_fence.h"
+#include "agent/core/partial_json.h"
+#include "agent/core/stream_splitter.h"
 
 namespace oishell::agent {
 namespace {

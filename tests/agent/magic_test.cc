@@ -1,7 +1,7 @@
 // Open Interpreter's % commands on an Agent with stand-ins for the sandbox, the screen and the keyboard:
 // %jupyter (a valid nbformat 4 notebook), %markdown, %save_message (adds .json), the switches (%auto_run, %verbose,
 // %debug: on without an argument, as in OI), %help.
-#include "agent/magic.h"
+#include "agent/user/magic.h"
 
 #include <unistd.h>
 
@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <set>
 
-#include "agent/loop.h"
-#include "agent/magic_export.h"
+#include "agent/core/loop.h"
+#include "agent/user/magic_export.h"
 #include "tests/agent/e2e_util.h"
 
 namespace oishell::agent {

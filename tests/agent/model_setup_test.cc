@@ -1,5 +1,5 @@
 // Which model a session talks to: a public service is never called without a key (nothing leaves the machine).
-#include "agent/model_setup.h"
+#include "agent/config/model_setup.h"
 
 #include <gtest/gtest.h>
 

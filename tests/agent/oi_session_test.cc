@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/line_editor.h"
-#include "agent/message_templates.h"
+#include "agent/user/line_editor.h"
+#include "agent/core/message_templates.h"
 #include "tests/agent/e2e_util.h"
 
 namespace oishell::agent::test {

@@ -1,7 +1,7 @@
-// The policy as the model and `%policy` read it (agent/policy_describe.h), from the summary `oishell supervise`
+// The policy as the model and `%policy` read it (agent/sandbox/policy_describe.h), from the summary `oishell supervise`
 // sends (policy/summary.h): hosts with what they may be sent and which credentials the sandbox holds for them, by
 // name and variable, never a secret.
-#include "agent/policy_describe.h"
+#include "agent/sandbox/policy_describe.h"
 
 #include <stdlib.h>
 #include <unistd.h>

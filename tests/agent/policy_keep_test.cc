@@ -1,4 +1,4 @@
-// "Allow always" that lasts (issue 38, agent/policy_keep.h), end to end with the real interpreter and sandbox: the
+// "Allow always" that lasts (issue 38, agent/sandbox/policy_keep.h), end to end with the real interpreter and sandbox: the
 // network question answered `a` at a terminal, then the diff shown and `y` typed, leaves the rule in the workspace
 // policy `.oishell/policy.yaml`; the next session (no terminal, so an unlisted destination would be refused) uses
 // it; and a workspace policy changed behind the agent's back (as code in the sandbox could) is not used. Plus the
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/policy_keep.h"
+#include "agent/sandbox/policy_keep.h"
 #include "tests/agent/e2e_util.h"
 
 namespace oishell::agent::test {

@@ -1,5 +1,5 @@
-// PrivateFile (agent/private_file.h): a file only its user reads, in a directory of its own, gone with its owner.
-#include "agent/private_file.h"
+// PrivateFile (agent/host/private_file.h): a file only its user reads, in a directory of its own, gone with its owner.
+#include "agent/host/private_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "agent/atomic_file.h"
+#include "agent/host/atomic_file.h"
 #include "tests/agent/e2e_util.h"
 
 namespace oishell::agent {

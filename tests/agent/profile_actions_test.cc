@@ -1,6 +1,6 @@
 // --profiles, --local_models, --reset_profile [NAME] and the first run's default.yaml, in a temporary HOME and
 // XDG_CONFIG_HOME: the functions, and the real `interpreter` binary.
-#include "agent/profile_actions.h"
+#include "agent/config/profile_actions.h"
 
 #include <sys/stat.h>
 
@@ -8,9 +8,9 @@
 
 #include <filesystem>
 
-#include "agent/atomic_file.h"
-#include "agent/profile.h"
-#include "agent/profile_builtin.h"
+#include "agent/host/atomic_file.h"
+#include "agent/config/profile.h"
+#include "agent/config/profile_builtin.h"
 #include "tests/agent/e2e_util.h"
 
 namespace oishell::agent {

@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <set>
 
-#include "agent/atomic_file.h"
-#include "agent/config.h"
-#include "agent/profile.h"
-#include "agent/profile_builtin.h"
-#include "agent/profile_keys.h"
+#include "agent/host/atomic_file.h"
+#include "agent/config/config.h"
+#include "agent/config/profile.h"
+#include "agent/config/profile_builtin.h"
+#include "agent/config/profile_keys.h"
 #include "tests/agent/e2e_util.h"
 
 namespace oishell::agent {

@@ -1,12 +1,12 @@
-// A profile's `policy:` written as a mapping (agent/profile_policy.h): the policy text the session hands to the
+// A profile's `policy:` written as a mapping (agent/config/profile_policy.h): the policy text the session hands to the
 // sandbox, and the profiles refused because a credential would carry its secret in the profile.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <nlohmann/json.hpp>
 
-#include "agent/config.h"
-#include "agent/profile.h"
+#include "agent/config/config.h"
+#include "agent/config/profile.h"
 
 namespace oishell::agent {
 namespace {

@@ -1,6 +1,6 @@
 // Python profiles: read in the sandbox (the real `oishell run`), never on the host; their settings checked like a
 // YAML profile's; refused with the equivalent YAML when the sandbox cannot start.
-#include "agent/profile_python.h"
+#include "agent/config/profile_python.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -12,9 +12,9 @@
 
 #include <cstdlib>
 
-#include "agent/atomic_file.h"
-#include "agent/config.h"
-#include "agent/profile.h"
+#include "agent/host/atomic_file.h"
+#include "agent/config/config.h"
+#include "agent/config/profile.h"
 #include "tests/agent/e2e_util.h"
 
 namespace oishell::agent {

@@ -1,8 +1,8 @@
-#include "agent/profile.h"
+#include "agent/config/profile.h"
 
 #include <gtest/gtest.h>
 
-#include "agent/config.h"
+#include "agent/config/config.h"
 
 namespace oishell::agent {
 namespace {

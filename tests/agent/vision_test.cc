@@ -8,7 +8,7 @@
 
 #include <fstream>
 
-#include "agent/context.h"
+#include "agent/core/context.h"
 #include "agent/llm/convert.h"
 #include "agent/llm/image.h"
 #include "agent/llm/prompt_images.h"

@@ -1,6 +1,6 @@
-// What a block changed in the workspace (agent/workspace_changes.h): snapshots compared, and unified diffs that
+// What a block changed in the workspace (agent/sandbox/workspace_changes.h): snapshots compared, and unified diffs that
 // patch(1) applies to the old text to give exactly the new.
-#include "agent/workspace_changes.h"
+#include "agent/sandbox/workspace_changes.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,13 +1,13 @@
-// The agent's code-fence readers on a model's streamed text (agent/code_fence.h, agent/stream_splitter.h): the
+// The agent's code-fence readers on a model's streamed text (agent/core/code_fence.h, agent/core/stream_splitter.h): the
 // text split into prose and code blocks as it streams in pieces: the same prose and code whatever the split, and
 // every code_begin has its code_end.
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "agent/code_extract.h"
-#include "agent/code_fence.h"
-#include "agent/stream_splitter.h"
+#include "agent/core/code_extract.h"
+#include "agent/core/code_fence.h"
+#include "agent/core/stream_splitter.h"
 #include "tests/fuzz/fuzz_input.h"
 
 using namespace oishell::agent;

@@ -1,10 +1,10 @@
-// The agent's readers of a model's tool-call arguments (agent/partial_json.h): a string field of JSON cut anywhere
+// The agent's readers of a model's tool-call arguments (agent/core/partial_json.h): a string field of JSON cut anywhere
 // (shown while it streams), the lenient parse and the repairing parse of the finished arguments, which never both
 // refuses and reads.
 #include <cstdint>
 #include <string_view>
 
-#include "agent/partial_json.h"
+#include "agent/core/partial_json.h"
 #include "tests/fuzz/fuzz_input.h"
 
 using namespace oishell::agent;

@@ -1,5 +1,5 @@
 // An Anthropic messages stream as a model server sends it: server-sent events (agent/llm/sse.h) fed in pieces,
-// each event applied (apply_anthropic_event), and the finished answer taken apart (agent/code_extract.h).
+// each event applied (apply_anthropic_event), and the finished answer taken apart (agent/core/code_extract.h).
 #include <cstdint>
 #include <vector>
 

@@ -1,6 +1,6 @@
 // An OpenAI-compatible chat-completions stream as a (possibly hostile or broken) model server sends it: server-sent
 // events (agent/llm/sse.h) fed in pieces, each `data:` applied to the response (apply_openai_chunk), and the
-// finished answer taken apart into text and code (agent/code_extract.h).
+// finished answer taken apart into text and code (agent/core/code_extract.h).
 #include <cstdint>
 
 #include "agent/llm/openai_client.h"

@@ -1,15 +1,15 @@
 #pragma once
 // The LLM stream targets' shared part: a StreamSink that checks what it is told, and the model's finished answer
-// taken apart as the loop does (agent/code_extract.h, agent/loop.cc's partial_json_string on tool calls in flight).
+// taken apart as the loop does (agent/core/code_extract.h, agent/core/loop.cc's partial_json_string on tool calls in flight).
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "agent/code_extract.h"
-#include "agent/computer_tool.h"
+#include "agent/core/code_extract.h"
+#include "agent/sandbox/computer_tool.h"
 #include "agent/llm/client.h"
 #include "agent/llm/sse.h"
-#include "agent/partial_json.h"
+#include "agent/core/partial_json.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace oishell::fuzz {

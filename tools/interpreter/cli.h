@@ -2,7 +2,7 @@
 // The `interpreter` command line, as Open Interpreter users know it (see docs/interpreter.md).
 #include <string>
 
-#include "agent/config.h"
+#include "agent/config/config.h"
 #include "base/status.h"
 
 namespace oishell::interpreter {

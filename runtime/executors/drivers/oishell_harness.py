@@ -1,4 +1,4 @@
-# The file tools of the harness profiles (agent/harness.h), run by the python executor inside the sandbox:
+# The file tools of the harness profiles (agent/config/harness.h), run by the python executor inside the sandbox:
 # Claude Code's Read, Write, Edit, MultiEdit, Glob, Grep, LS, TodoWrite; SWE-agent's str_replace_editor and submit;
 # Codex's apply_patch and update_plan. The agent calls `__oishell_tool__("claude_code.edit", {...})` (the python
 # driver loads this module on first use); the arguments arrive as data. Each tool prints what the model is told

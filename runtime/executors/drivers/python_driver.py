@@ -79,7 +79,7 @@ def _load_driver_module(name):
 
 
 def run_tool(function, arguments):
-    """A harness profile's file tool (agent/harness.h): `__oishell_tool__("claude_code.edit", {...})`."""
+    """A harness profile's file tool (agent/config/harness.h): `__oishell_tool__("claude_code.edit", {...})`."""
     _load_driver_module("oishell_harness").call(function, arguments)
 
 
