@@ -19,17 +19,17 @@
 
 #include "agent/core/conversation.h"
 #include "agent/gui/page_assets.h"
-#include "agent/server/auth.h"
-#include "agent/server/http.h"
+#include "base/http/bearer_token.h"
+#include "base/http/http_message.h"
 
 namespace oishell::agent::gui {
 namespace {
 
 using nlohmann::json;
-using server::Connection;
-using server::HttpRequest;
-using server::HttpRequestParser;
-using server::IoResult;
+using http::Connection;
+using http::HttpRequest;
+using http::HttpRequestParser;
+using http::IoResult;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 constexpr int kRequestTimeoutMs = 10000;  // the whole request: a slow client holds a thread no longer
@@ -53,7 +53,7 @@ Headers security_headers() {
 std::string respond(int status, const std::string& type, std::string_view body) {
   Headers h = security_headers();
   h.emplace_back("Content-Type", type);
-  return server::http_response(status, h, body);
+  return http::http_response(status, h, body);
 }
 
 std::string json_reply(int status, const json& body) {
@@ -89,11 +89,11 @@ constexpr VendorFile kVendor[] = {
 }  // namespace
 
 Result<std::unique_ptr<GuiServer>> GuiServer::start(GuiServerParts parts, const std::string& host, int port) {
-  auto listener = server::listen_loopback(host, port);
+  auto listener = http::listen_loopback(host, port);
   if (!listener) return listener.status();
   UniqueFd stopping(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!stopping) return Status::from_errno(errno, "eventfd");
-  RequestGuard guard(listener->host, listener->port, server::generate_token());
+  RequestGuard guard(listener->host, listener->port, http::generate_token());
   std::unique_ptr<GuiServer> s(new GuiServer(std::move(parts), std::move(*listener), std::move(guard),
                                              std::move(stopping)));
   // The server's threads take no signal (they inherit the acceptor's mask): Ctrl-C must interrupt the agent's
@@ -139,7 +139,7 @@ void GuiServer::accept_loop() {
     }
     if (fds[1].revents) return;
     if (!(fds[0].revents & POLLIN)) continue;
-    UniqueFd client = server::accept_connection(listener_.fd.get());
+    UniqueFd client = http::accept_connection(listener_.fd.get());
     if (!client) continue;
     reap(/*all=*/false);
     if (active_.load() >= kMaxConnections) {
@@ -166,7 +166,7 @@ void GuiServer::serve(UniqueFd fd) {
   int one = 1;  // an event is small and must go at once, not wait for the previous one's acknowledgement
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   Connection conn(std::move(fd), stopping_.get());
-  HttpRequestParser parser(server::HttpLimits{16 * 1024, 64, kMaxMessageBytes + 4096});
+  HttpRequestParser parser(http::HttpLimits{16 * 1024, 64, kMaxMessageBytes + 4096});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRequestTimeoutMs);
   while (parser.state() == HttpRequestParser::State::need_more) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -274,7 +274,7 @@ void GuiServer::stream_events(Connection& conn, const HttpRequest& req) {
   if (const std::string* last = req.header("Last-Event-ID")) after = std::strtoull(last->c_str(), nullptr, 10);
   Headers h = security_headers();
   h.emplace_back("Content-Type", "text/event-stream");
-  if (conn.write_all(server::http_stream_head(200, h)) != IoResult::ok) return;
+  if (conn.write_all(http::http_stream_head(200, h)) != IoResult::ok) return;
   auto last_write = std::chrono::steady_clock::now();
   while (true) {
     // A page that went away (reloaded, closed) is noticed within kHangupCheckMs, so its thread ends and a user

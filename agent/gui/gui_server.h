@@ -27,8 +27,8 @@
 #include "agent/gui/event_hub.h"
 #include "agent/gui/page_inbox.h"
 #include "agent/gui/request_guard.h"
-#include "agent/server/http.h"
-#include "agent/server/socket.h"
+#include "base/http/http_message.h"
+#include "base/http/loopback_socket.h"
 #include "base/status.h"
 #include "base/unique_fd.h"
 
@@ -60,12 +60,12 @@ class GuiServer {
   void stop();
 
  private:
-  GuiServer(GuiServerParts parts, server::Listener listener, RequestGuard guard, UniqueFd stopping)
+  GuiServer(GuiServerParts parts, http::Listener listener, RequestGuard guard, UniqueFd stopping)
       : parts_(std::move(parts)), listener_(std::move(listener)), guard_(std::move(guard)),
         stopping_(std::move(stopping)) {}
   void accept_loop();
   void serve(UniqueFd fd);
-  void stream_events(server::Connection& conn, const server::HttpRequest& req);
+  void stream_events(http::Connection& conn, const http::HttpRequest& req);
   struct Worker {
     std::thread thread;
     std::atomic<bool> done{false};
@@ -73,7 +73,7 @@ class GuiServer {
   void reap(bool all);
 
   GuiServerParts parts_;
-  server::Listener listener_;
+  http::Listener listener_;
   RequestGuard guard_;
   UniqueFd stopping_;  // an eventfd, readable once stop() begins: wakes every wait
   std::thread acceptor_;

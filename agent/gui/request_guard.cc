@@ -1,32 +1,18 @@
 #include "agent/gui/request_guard.h"
 
-#include "agent/server/auth.h"
+#include "base/http/bearer_token.h"
 
 namespace oishell::agent::gui {
 
-using server::ascii_iequals;
-using server::HttpRequest;
+using http::ascii_iequals;
+using http::HttpRequest;
 
 RequestGuard::RequestGuard(std::string host, int port, std::string token)
-    : host_(std::move(host)), token_(std::move(token)) {
-  const std::string p = ":" + std::to_string(port);
-  const bool v6 = host_.find(':') != std::string::npos;
-  allowed_hosts_[0] = (v6 ? "[" + host_ + "]" : host_) + p;
-  allowed_hosts_[1] = "localhost" + p;
-  allowed_origins_[0] = "http://" + allowed_hosts_[0];
-  allowed_origins_[1] = "http://" + allowed_hosts_[1];
-}
+    : token_(std::move(token)), origin_(host, port) {}
 
 GuardVerdict RequestGuard::check_origin(const HttpRequest& request, bool navigation) const {
-  const std::string* host = request.header("Host");
-  if (!host || (!ascii_iequals(*host, allowed_hosts_[0]) && !ascii_iequals(*host, allowed_hosts_[1]))) {
-    return {421, "this server answers only to " + allowed_hosts_[0] + " (the Host was " +
-                     (host ? "`" + *host + "`" : std::string("missing")) + ")"};
-  }
+  if (http::OriginVerdict same = origin_.check(request); same.status != 0) return {same.status, same.reason};
   const std::string* origin = request.header("Origin");
-  if (origin && *origin != allowed_origins_[0] && *origin != allowed_origins_[1]) {
-    return {403, "requests from other origins are refused"};
-  }
   if (request.method == "POST" && !origin) return {403, "a POST must come from the page (no Origin was sent)"};
   if (!navigation) {
     const std::string* site = request.header("Sec-Fetch-Site");
@@ -36,8 +22,8 @@ GuardVerdict RequestGuard::check_origin(const HttpRequest& request, bool navigat
 }
 
 bool RequestGuard::authenticated(const HttpRequest& request) const {
-  const std::string presented = server::request_token(request);  // Authorization: Bearer (or X-API-KEY)
-  return server::tokens_equal(presented, token_);
+  const std::string presented = http::request_token(request);  // Authorization: Bearer (or X-API-KEY)
+  return http::tokens_equal(presented, token_);
 }
 
 bool RequestGuard::json_body(const HttpRequest& request) {
@@ -49,7 +35,7 @@ bool RequestGuard::json_body(const HttpRequest& request) {
 }
 
 std::string RequestGuard::url_with_token() const {
-  return "http://" + allowed_hosts_[0] + "/#token=" + token_;
+  return origin_.origin() + "/#token=" + token_;
 }
 
 }  // namespace oishell::agent::gui

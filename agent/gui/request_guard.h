@@ -2,9 +2,8 @@
 // Who may talk to the web UI's server: the page the user opened with the token, and nothing else. Pure checks on a
 // parsed request, kept apart from the sockets so that each rule has a test (tests/agent/gui_guard_test.cc).
 //
-//   Host      exactly the address served ("127.0.0.1:PORT", "localhost:PORT"; "[::1]:PORT" on IPv6): a page of
-//             another site whose name was rebound to 127.0.0.1 (DNS rebinding) sends its own name, and is refused
-//   Origin    when sent, the same origin ("http://127.0.0.1:PORT"...); required on every POST
+//   Host      exactly the address served (base/http/loopback_origin.h: DNS rebinding is refused)
+//   Origin    when sent, the same origin (base/http/loopback_origin.h); required on every POST
 //   Sec-Fetch-Site   when sent, "same-origin" for the API (a cross-site request is refused before any token check)
 //   token     on every API request, as `Authorization: Bearer T`, compared in constant time. The address printed
 //             at start carries it in its fragment (`/#token=T`), which no request sends: the page's script reads
@@ -16,7 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "agent/server/http.h"
+#include "base/http/http_message.h"
+#include "base/http/loopback_origin.h"
 
 namespace oishell::agent::gui {
 
@@ -32,19 +32,18 @@ class RequestGuard {
 
   // Host, Origin and Sec-Fetch-Site. `navigation`: the page or its files, which a link or the browser's launcher
   // may open from anywhere.
-  GuardVerdict check_origin(const server::HttpRequest& request, bool navigation) const;
+  GuardVerdict check_origin(const http::HttpRequest& request, bool navigation) const;
   // Whether the request carries the token (Authorization: Bearer).
-  bool authenticated(const server::HttpRequest& request) const;
+  bool authenticated(const http::HttpRequest& request) const;
   // For a POST: the JSON content type.
-  static bool json_body(const server::HttpRequest& request);
+  static bool json_body(const http::HttpRequest& request);
 
   // "http://127.0.0.1:PORT/#token=..." (what the user opens).
   std::string url_with_token() const;
 
  private:
-  std::string host_, token_;
-  std::string allowed_hosts_[2];    // Host values
-  std::string allowed_origins_[2];  // Origin values
+  std::string token_;
+  http::LoopbackOrigin origin_;
 };
 
 }  // namespace oishell::agent::gui

@@ -11,9 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/server/auth.h"
+#include "base/http/bearer_token.h"
 
 namespace oishell::agent::server {
+
+using namespace ::oishell::http;  // the loopback HTTP pieces (base/http/)
 namespace {
 
 using nlohmann::json;

@@ -23,12 +23,14 @@
 #include <thread>
 #include <vector>
 
-#include "agent/server/http.h"
-#include "agent/server/socket.h"
+#include "base/http/http_message.h"
+#include "base/http/loopback_socket.h"
 #include "agent/server/websocket.h"
 #include "base/unique_fd.h"
 
 namespace oishell::agent::server {
+
+using namespace ::oishell::http;  // the loopback HTTP pieces (base/http/)
 
 struct AdmissionPolicy {
   std::string token;

@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "agent/core/loop.h"
-#include "agent/server/http.h"
+#include "base/http/http_message.h"
 #include "agent/server/oi_server.h"
-#include "agent/server/socket.h"
+#include "base/http/loopback_socket.h"
 #include "agent/server/websocket.h"
 
 namespace oishell::agent::server {
+
+using namespace ::oishell::http;  // the loopback HTTP pieces (base/http/)
 
 struct ServerContext {
   ServerParts parts;

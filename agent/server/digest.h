@@ -8,11 +8,11 @@
 #include <string_view>
 
 #include "base/base64.h"
+#include "base/hex.h"
 
 namespace oishell::agent::server {
 
 std::array<uint8_t, 20> sha1(std::string_view data);
-// Lower-case hex of `bytes`.
-std::string hex_encode(std::string_view bytes);
+using ::oishell::hex_encode;
 
 }  // namespace oishell::agent::server

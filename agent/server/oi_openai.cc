@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/server/auth.h"
+#include "base/http/bearer_token.h"
 #include "agent/server/context.h"
 #include "agent/server/hangup_watcher.h"
 #include "agent/server/lmc_display.h"
@@ -17,6 +17,8 @@
 #include "agent/user/user_input.h"
 
 namespace oishell::agent::server {
+
+using namespace ::oishell::http;  // the loopback HTTP pieces (base/http/)
 namespace {
 
 using nlohmann::json;

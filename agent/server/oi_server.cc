@@ -11,12 +11,14 @@
 
 #include "agent/host/interrupt.h"
 #include "agent/server/admission.h"
-#include "agent/server/auth.h"
+#include "base/http/bearer_token.h"
 #include "agent/server/context.h"
 #include "agent/server/websocket.h"
 #include "oishell/build_config.h"
 
 namespace oishell::agent::server {
+
+using namespace ::oishell::http;  // the loopback HTTP pieces (base/http/)
 namespace {
 
 using nlohmann::json;

@@ -21,10 +21,12 @@
 #include "agent/server/lmc_display.h"
 #include "agent/server/oi_protocol.h"
 #include "agent/server/websocket.h"
-#include "agent/server/auth.h"
+#include "base/http/bearer_token.h"
 #include "agent/user/user_input.h"
 
 namespace oishell::agent::server {
+
+using namespace ::oishell::http;  // the loopback HTTP pieces (base/http/)
 namespace {
 
 using nlohmann::json;

@@ -13,9 +13,11 @@
 #include <string>
 #include <string_view>
 
-#include "agent/server/http.h"
+#include "base/http/http_message.h"
 
 namespace oishell::agent::server {
+
+using namespace ::oishell::http;  // the loopback HTTP pieces (base/http/)
 
 enum class WsOpcode : uint8_t { continuation = 0x0, text = 0x1, binary = 0x2, close = 0x8, ping = 0x9, pong = 0xA };
 

@@ -7,7 +7,7 @@
 namespace oishell::agent::gui {
 namespace {
 
-using server::HttpRequest;
+using http::HttpRequest;
 
 const std::string kToken(64, 'a');
 

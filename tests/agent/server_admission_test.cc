@@ -5,6 +5,8 @@
 #include "agent/server/admission.h"
 
 namespace oishell::agent::server {
+
+using namespace ::oishell::http;  // the loopback HTTP pieces (base/http/)
 namespace {
 
 HttpRequest request(std::vector<std::pair<std::string, std::string>> headers) {

@@ -2,10 +2,12 @@
 // the status to answer, whatever way the bytes are cut.
 #include <gtest/gtest.h>
 
-#include "agent/server/auth.h"
-#include "agent/server/http.h"
+#include "base/http/bearer_token.h"
+#include "base/http/http_message.h"
 
 namespace oishell::agent::server {
+
+using namespace ::oishell::http;  // the loopback HTTP pieces (base/http/)
 namespace {
 
 using State = HttpRequestParser::State;

@@ -7,6 +7,8 @@
 #include "agent/server/websocket.h"
 
 namespace oishell::agent::server {
+
+using namespace ::oishell::http;  // the loopback HTTP pieces (base/http/)
 namespace {
 
 using Kind = WsEvent::Kind;

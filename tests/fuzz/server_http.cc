@@ -1,4 +1,4 @@
-// The agent's HTTP server requests (agent/server/http.h) as any local user can send them to `interpreter
+// The agent's HTTP server requests (base/http/http_message.h) as any local user can send them to `interpreter
 // --server`: parsed in pieces under the admission limits, then judged by the admission check (Host, Origin, token;
 // agent/server/admission.h), then, when it asks for one, the websocket upgrade checked and answered, and a chat
 // completion's body read (agent/server/oi_protocol.h).
@@ -7,12 +7,13 @@
 #include <string_view>
 
 #include "agent/server/admission.h"
-#include "agent/server/http.h"
+#include "base/http/http_message.h"
 #include "agent/server/oi_protocol.h"
 #include "agent/server/websocket.h"
 #include "tests/fuzz/fuzz_input.h"
 
 using namespace oishell::agent::server;
+using namespace oishell::http;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   oishell::fuzz::Input input(data, size);

@@ -1,8 +1,8 @@
-#include "agent/server/http.h"
+#include "base/http/http_message.h"
 
 #include <nlohmann/json.hpp>
 
-namespace oishell::agent::server {
+namespace oishell::http {
 namespace {
 
 bool is_tchar(char c) {
@@ -192,12 +192,14 @@ std::string_view reason_phrase(int status) {
   switch (status) {
     case 101: return "Switching Protocols";
     case 200: return "OK";
+    case 202: return "Accepted";
     case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
     case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 413: return "Content Too Large";
@@ -245,4 +247,4 @@ std::string http_stream_head(int status, const std::vector<std::pair<std::string
   return out;
 }
 
-}  // namespace oishell::agent::server
+}  // namespace oishell::http

@@ -1,4 +1,4 @@
-#include "agent/server/socket.h"
+#include "base/http/loopback_socket.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <chrono>
 
-namespace oishell::agent::server {
+namespace oishell::http {
 namespace {
 
 // Waits for `events` on fd, or for wake_fd. Returns ok, timeout, woken or error.
@@ -147,4 +147,4 @@ IoResult Connection::write_all(std::string_view data, int timeout_ms) {
 
 void Connection::shutdown_write() { ::shutdown(fd_.get(), SHUT_WR); }
 
-}  // namespace oishell::agent::server
+}  // namespace oishell::http

@@ -1,12 +1,12 @@
 #pragma once
-// The server's token: generated at start (or the user's INTERPRETER_API_KEY, Open Interpreter's name for it),
-// required on every request, compared in constant time.
+// A loopback server's token: generated at start (or given by the user: INTERPRETER_API_KEY for `interpreter
+// --server`, a token file for `oishell mcp --http`), required on every request, compared in constant time.
 #include <string>
 #include <string_view>
 
-#include "agent/server/http.h"
+#include "base/http/http_message.h"
 
-namespace oishell::agent::server {
+namespace oishell::http {
 
 // 32 random bytes (getrandom), hex: 256 bits.
 std::string generate_token();
@@ -16,4 +16,4 @@ bool tokens_equal(std::string_view a, std::string_view b);
 // send as the api_key). Empty when neither is present.
 std::string request_token(const HttpRequest& request);
 
-}  // namespace oishell::agent::server
+}  // namespace oishell::http

@@ -1,6 +1,6 @@
 #pragma once
-// HTTP/1.1 requests (RFC 9112), parsed incrementally under strict limits, and responses. Independent of the agent:
-// the server for --server and the later web UI both sit on it.
+// HTTP/1.1 requests (RFC 9112), parsed incrementally under strict limits, and responses: what the loopback servers
+// (`interpreter --server` and `--gui`, `oishell mcp --http`) sit on.
 //
 // What is accepted: origin-form targets ("/path?query"), HTTP/1.0 and 1.1, header lines ended by CRLF, a body
 // given by one Content-Length. What is refused, with the status to answer: a head larger than max_head_bytes or
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace oishell::agent::server {
+namespace oishell::http {
 
 struct HttpLimits {
   size_t max_head_bytes = 16 * 1024;  // request line and header fields, with their CRLFs
@@ -85,4 +85,4 @@ std::string http_stream_head(int status, const std::vector<std::pair<std::string
 
 bool ascii_iequals(std::string_view a, std::string_view b);
 
-}  // namespace oishell::agent::server
+}  // namespace oishell::http

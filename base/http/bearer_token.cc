@@ -1,4 +1,4 @@
-#include "agent/server/auth.h"
+#include "base/http/bearer_token.h"
 
 #include <sys/random.h>
 
@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "agent/server/digest.h"
+#include "base/hex.h"
 
-namespace oishell::agent::server {
+namespace oishell::http {
 
 std::string generate_token() {
   char bytes[32];
@@ -47,4 +47,4 @@ std::string request_token(const HttpRequest& request) {
   return "";
 }
 
-}  // namespace oishell::agent::server
+}  // namespace oishell::http

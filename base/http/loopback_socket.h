@@ -1,5 +1,5 @@
 #pragma once
-// Sockets for the loopback server: a listener that refuses any address but loopback, and a connection whose reads
+// Sockets for the loopback servers (`interpreter --server`/`--gui`, `oishell mcp --http`): a listener that refuses any address but loopback, and a connection whose reads
 // and writes are bounded in time and can be woken (Ctrl-C, SIGTERM) so that no client can block the server.
 #include <string>
 #include <string_view>
@@ -7,7 +7,7 @@
 #include "base/status.h"
 #include "base/unique_fd.h"
 
-namespace oishell::agent::server {
+namespace oishell::http {
 
 struct Listener {
   UniqueFd fd;
@@ -50,4 +50,4 @@ class Connection {
 // Accepts one connection (non-blocking listener fd ready); invalid when none was waiting.
 UniqueFd accept_connection(int listen_fd);
 
-}  // namespace oishell::agent::server
+}  // namespace oishell::http
