@@ -1,8 +1,11 @@
 #include "runtime/mcp/http_transport.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -132,6 +135,9 @@ void HttpTransport::accept_loop() {
     if (fds[1].revents) break;
     UniqueFd fd = http::accept_connection(listener_.fd.get());
     if (!fd) continue;
+    // An event goes out as soon as it is written, not held back for the previous one's ACK (Nagle).
+    const int one = 1;
+    (void)::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto stream = std::make_shared<Stream>(std::move(fd), stop_read_.get());
     {
       std::lock_guard lock(mutex_);
