@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 
 #include "base/http/bearer_token.h"
 #include "base/json_rpc.h"
@@ -25,6 +26,7 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 constexpr int kReadTimeoutMs = 10000;   // a client that stops sending its request mid-way
 constexpr int kWriteTimeoutMs = 10000;  // a client that stops reading its stream
 constexpr size_t kMaxConnections = 64;
+constexpr int kLingerMs = 1000;         // after a refusal, reading what the client still sends
 // JSON-RPC's code for errors of the transport itself (the SDK's servers answer with the same).
 constexpr int kTransportError = -32000;
 
@@ -170,6 +172,15 @@ void HttpTransport::refuse(const std::shared_ptr<Stream>& stream, const HttpVerd
   const json body = {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", verdict.reason}}}};
   (void)stream->connection.write_all(http::http_response(verdict.status, headers, dump(body) + "\n"), kWriteTimeoutMs);
   if (log_ && verdict.status != 404) log_("refused a request: " + std::to_string(verdict.status) + " " + verdict.reason);
+  // What the client still sends (a body refused from its head) is read and dropped for a moment, so that closing
+  // with unread data (a reset) does not destroy the answer before the client reads it.
+  stream->connection.shutdown_write();
+  std::string ignored;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kLingerMs);
+  while (std::chrono::steady_clock::now() < until) {
+    ignored.clear();
+    if (stream->connection.read_some(&ignored, kLingerMs) != IoResult::ok) break;
+  }
 }
 
 void HttpTransport::serve_connection(std::shared_ptr<Stream> stream) {
@@ -215,13 +226,17 @@ void HttpTransport::handle_post(const std::shared_ptr<Stream>& stream, const Htt
   if (initialize) {
     if (!is_request) return refuse(stream, {400, "initialize is a request: it needs an id"});
     std::vector<json> abandoned;
+    bool ended;
     {
       std::lock_guard lock(mutex_);
-      if (session_ended_) return refuse(stream, {404, "the session has ended: the server is stopping"}, id);
-      if (!session_id_.empty()) abandoned = end_previous_client();
-      session_id_ = http::generate_token();
-      session = session_id_;
+      ended = session_ended_;
+      if (!ended) {
+        if (!session_id_.empty()) abandoned = end_previous_client();
+        session_id_ = http::generate_token();
+        session = session_id_;
+      }
     }
+    if (ended) return refuse(stream, {404, "the session has ended: the server is stopping"}, id);
     for (const json& request_id : abandoned) {
       (void)to_server({{"jsonrpc", "2.0"},
                        {"method", "notifications/cancelled"},
@@ -241,9 +256,14 @@ void HttpTransport::handle_post(const std::shared_ptr<Stream>& stream, const Htt
   stream->form = HttpAdmission::answer_form(request);
   stream->request_id = id;
   const std::string key = dump(id);
+  bool duplicate = false;
   {
     std::lock_guard lock(mutex_);
-    if (by_request_.count(key)) return refuse(stream, {400, "a request with this id is still running"}, id);
+    duplicate = by_request_.count(key) > 0;
+  }
+  if (duplicate) return refuse(stream, {400, "a request with this id is still running"}, id);
+  {
+    std::lock_guard lock(mutex_);
     by_request_[key] = stream;
     if (stream->form == AnswerForm::event_stream) {
       const json params = message.value("params", json::object());
@@ -340,16 +360,16 @@ void HttpTransport::end_cancelled_stream(const json& notification) {
 }
 
 void HttpTransport::handle_get(const std::shared_ptr<Stream>& stream) {
+  bool taken = false;
   {
     std::lock_guard lock(mutex_);
     if (get_stream_) {
       std::lock_guard stream_lock(get_stream_->mutex);
-      if (!get_stream_->broken) {
-        return refuse(stream, {409, "a GET stream is open already (one per session)"});
-      }
+      taken = !get_stream_->broken;
     }
-    get_stream_ = stream;
+    if (!taken) get_stream_ = stream;
   }
+  if (taken) return refuse(stream, {409, "a GET stream is open already (one per session)"});
   {
     std::lock_guard lock(stream->mutex);
     if (stream->connection.write_all(
@@ -461,10 +481,19 @@ void HttpTransport::route(const json& message) {
   if (target && deliver(*target, message, response)) return;
   if (server_request) {
     // Nobody can answer it: the server's question fails now rather than wait for ever (a network question is
-    // then denied).
-    (void)to_server({{"jsonrpc", "2.0"},
-                     {"id", message["id"]},
-                     {"error", {{"code", kTransportError}, {"message", "no stream is open to the client"}}}});
+    // then denied). Written from a thread of its own: this thread must keep reading the server's output, or a
+    // server blocked writing it would never read the line.
+    json reply = {{"jsonrpc", "2.0"},
+                  {"id", message["id"]},
+                  {"error", {{"code", kTransportError}, {"message", "no stream is open to the client"}}}};
+    std::lock_guard lock(mutex_);
+    ++active_connections_;
+    std::thread([this, reply = std::move(reply)] {
+      (void)to_server(reply);
+      std::lock_guard done(mutex_);
+      --active_connections_;
+      connections_done_.notify_all();
+    }).detach();
   }
 }
 

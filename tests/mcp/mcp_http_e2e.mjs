@@ -218,6 +218,10 @@ try {
     // 40 MB announced: refused from the head, before any of it is read (the limit is 32 MiB, stdio's too).
     const huge = await raw(url, { headers: { ...mcpHeaders, 'Content-Length': String(40 << 20) } });
     assert.equal(huge.status, 413, huge.text);
+    // The same, with the body sent: the client still reads the 413 (the server reads what follows, then closes).
+    const sent = await fetch(url, { method: 'POST', headers: mcpHeaders, body: ' '.repeat(40 << 20) });
+    assert.equal(sent.status, 413);
+    assert.equal((await sent.json()).error.code, -32600);
     const wrongSession = await raw(url, { headers: { ...mcpHeaders, 'Mcp-Session-Id': 'f'.repeat(64) }, body: ping(13) });
     assert.equal(wrongSession.status, 404, wrongSession.text);
     const noSession = await raw(url, { headers: { ...mcpHeaders, 'Mcp-Session-Id': undefined }, body: ping(14) });
