@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <charconv>
@@ -211,6 +212,18 @@ Result<V2Parent> find_v2_parent(const OwnCgroups& own, const std::vector<std::st
   }
   return Status::error("no cgroup v2 directory delegated to this process passes " + joined(controllers, ", ") +
                        " down: " + refusals);
+}
+
+Status enable_controllers(const V2Parent& parent) {
+  if (parent.enable.empty()) return Status::ok();
+  std::string enable;
+  for (const auto& c : parent.enable) enable += (enable.empty() ? "+" : " +") + c;
+  return write_file(parent.dir + "/cgroup.subtree_control", enable);
+}
+
+std::string sandbox_group_name() {
+  static std::atomic<int> counter{0};
+  return "oishell-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
 CgroupMounts cgroup_mounts(std::string_view mountinfo) {

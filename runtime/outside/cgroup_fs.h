@@ -78,6 +78,11 @@ struct V2Parent {
 };
 // The error says why no candidate qualified, candidate by candidate.
 Result<V2Parent> find_v2_parent(const OwnCgroups& own, const std::vector<std::string>& controllers);
+// Writes parent.enable ("+memory +pids") to parent.dir/cgroup.subtree_control; nothing when it is empty.
+Status enable_controllers(const V2Parent& parent);
+
+// "oishell-PID-N": the name of a sandbox's cgroup, N counting this process's groups (tests find leftovers by it).
+std::string sandbox_group_name();
 
 // Whether any cgroup hierarchy in this mount table (/proc/self/mountinfo's text) is mounted with `favordynmods`:
 // then moving a process between cgroups does not wait for an RCU grace period (the kernel's

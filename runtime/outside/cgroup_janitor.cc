@@ -19,7 +19,6 @@
 #include <new>
 #include <vector>
 
-#include "runtime/fd_passing.h"
 #include "runtime/sys/raw_syscall.h"
 
 namespace oishell {
@@ -34,7 +33,7 @@ constexpr size_t kStackBytes = 64 * 1024;
 // by the janitor only once the supervisor is gone.
 struct JanitorArgs {
   int done_fd = -1;    // the janitor's end of the "done" socket
-  int init_pidfd = -1;
+  int init_pidfd = -1;  // -1: init does not exist yet; its pidfd comes as a message ('p')
   std::atomic<size_t> dir_count{0};
   char dirs[kMaxDirs][kPathBytes] = {};
 };
@@ -93,16 +92,10 @@ OISHELL_JANITOR_CODE void janitor_kill_members(const char* dir) {
   if (digits) raw_syscall(SYS_kill, pid, SIGKILL);
 }
 
-OISHELL_JANITOR_CODE int janitor_main(void* arg) {
-  const JanitorArgs& args = *static_cast<const JanitorArgs*>(arg);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) janitor_ignore(sig);
-  // Its own copy of the supervisor's fd table: keep only the two it needs (not the supervisor's "done" end, whose
-  // closing is the signal, nor the control socket, whose closing tells init the supervisor is gone).
-  const int keep_low = std::min(args.done_fd, args.init_pidfd), keep_high = std::max(args.done_fd, args.init_pidfd);
-  raw_syscall(SYS_close_range, 0, keep_low - 1, 0);
-  raw_syscall(SYS_close_range, keep_low + 1, keep_high - 1, 0);
-  raw_syscall(SYS_close_range, keep_high + 1, ~0U, 0);
-  char byte;
+// One message of the supervisor: 'd' (done), 'p' (init's pidfd, attached), or 0 when the supervisor is gone.
+// `*fd` is the attached fd or -1.
+OISHELL_JANITOR_CODE char janitor_receive(int done_fd, int* fd) {
+  char byte = 0;
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
   iovec part{&byte, 1};
   msghdr message{};
@@ -112,26 +105,58 @@ OISHELL_JANITOR_CODE int janitor_main(void* arg) {
   message.msg_controllen = sizeof control;
   long n;
   do {
-    n = raw_syscall(SYS_recvmsg, args.done_fd, reinterpret_cast<long>(&message), MSG_CMSG_CLOEXEC);
+    n = raw_syscall(SYS_recvmsg, done_fd, reinterpret_cast<long>(&message), MSG_CMSG_CLOEXEC);
   } while (n == -EINTR);
-  if (n == 1) {  // "done": the supervisor cleaned up, and may have left a last reference to drop
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    if (header && header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS &&
-        header->cmsg_len == CMSG_LEN(sizeof(int))) {
-      const unsigned char* data = CMSG_DATA(header);
-      int fd = 0;
-      for (size_t i = 0; i < sizeof fd; ++i) reinterpret_cast<unsigned char*>(&fd)[i] = data[i];
-      raw_syscall(SYS_close, fd);
-    }
-    return 0;
+  *fd = -1;
+  if (n != 1) return 0;
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  if (header && header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS &&
+      header->cmsg_len == CMSG_LEN(sizeof(int))) {
+    const unsigned char* data = CMSG_DATA(header);
+    for (size_t i = 0; i < sizeof *fd; ++i) reinterpret_cast<unsigned char*>(fd)[i] = data[i];
   }
-  // The supervisor is gone; init follows it (PDEATHSIG). The cgroups can be removed once it has.
-  pollfd init_exited{args.init_pidfd, POLLIN, 0};
-  while (raw_syscall(SYS_poll, reinterpret_cast<long>(&init_exited), 1, -1) == -EINTR) {}
+  return byte;
+}
+
+OISHELL_JANITOR_CODE int janitor_main(void* arg) {
+  const JanitorArgs& args = *static_cast<const JanitorArgs*>(arg);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) janitor_ignore(sig);
+  // Its own copy of the supervisor's fd table: keep only the ones it needs (not the supervisor's "done" end, whose
+  // closing is the signal, nor the control socket, whose closing tells init the supervisor is gone).
+  int init_pidfd = args.init_pidfd;
+  if (init_pidfd < 0) {
+    raw_syscall(SYS_close_range, 0, args.done_fd - 1, 0);
+    raw_syscall(SYS_close_range, args.done_fd + 1, ~0U, 0);
+  } else {
+    const int keep_low = std::min(args.done_fd, init_pidfd), keep_high = std::max(args.done_fd, init_pidfd);
+    raw_syscall(SYS_close_range, 0, keep_low - 1, 0);
+    raw_syscall(SYS_close_range, keep_low + 1, keep_high - 1, 0);
+    raw_syscall(SYS_close_range, keep_high + 1, ~0U, 0);
+  }
+  for (;;) {
+    int fd = -1;
+    const char word = janitor_receive(args.done_fd, &fd);
+    if (word == 'p' && fd >= 0 && init_pidfd < 0) {  // init exists now: its pidfd
+      init_pidfd = fd;
+      continue;
+    }
+    if (word == 'd') {  // "done": the supervisor cleaned up, and may have left a last reference to drop
+      if (fd >= 0) raw_syscall(SYS_close, fd);
+      return 0;
+    }
+    if (fd >= 0) raw_syscall(SYS_close, fd);
+    if (word == 0) break;  // the supervisor is gone
+  }
+  // The supervisor is gone; init follows it (PDEATHSIG). The cgroups can be removed once it has. Without its pidfd
+  // (the supervisor died between making init's group and sending it), the kills below end init as well.
+  if (init_pidfd >= 0) {
+    pollfd init_exited{init_pidfd, POLLIN, 0};
+    while (raw_syscall(SYS_poll, reinterpret_cast<long>(&init_exited), 1, -1) == -EINTR) {}
+  }
   // Every directory the supervisor announced, made or not (a rmdir of one never made fails with ENOENT).
   const size_t dir_count = std::min(args.dir_count.load(std::memory_order_acquire), kMaxDirs);
   for (size_t d = 0; d < dir_count; ++d) {
-    for (int attempt = 0; attempt < 200; ++attempt) {
+    for (int attempt = 0; attempt < 500; ++attempt) {
       janitor_kill_members(args.dirs[d]);
       long rc = raw_syscall(SYS_rmdir, reinterpret_cast<long>(args.dirs[d]));
       if (rc == 0 || rc != -EBUSY) break;
@@ -140,6 +165,30 @@ OISHELL_JANITOR_CODE int janitor_main(void* arg) {
     }
   }
   return 0;
+}
+
+// One word to the janitor (janitor_receive()), with `fd` attached unless it is -1.
+Status send_word(int socket, char word, int fd) {
+  iovec part{&word, 1};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
+  }
+  ssize_t n;
+  do {
+    n = ::sendmsg(socket, &message, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) return Status::from_errno(n < 0 ? errno : EIO, std::string("sendmsg(cgroup janitor, '") + word + "')");
+  return Status::ok();
 }
 
 struct Exiting {
@@ -203,12 +252,29 @@ Status CgroupJanitor::watch(int init_pidfd, const std::string& dir) {
   return Status::ok();
 }
 
+Status CgroupJanitor::follow_init(int init_pidfd) {
+  if (pid_ < 0) return Status::ok();
+  return send_word(done_.get(), 'p', init_pidfd);
+}
+
+CgroupJanitor& CgroupJanitor::operator=(CgroupJanitor&& other) noexcept {
+  if (this != &other) {
+    release();
+    pid_ = other.pid_;
+    block_ = other.block_;
+    block_bytes_ = other.block_bytes_;
+    done_ = std::move(other.done_);
+    other.pid_ = -1;
+    other.block_ = nullptr;
+    other.block_bytes_ = 0;
+  }
+  return *this;
+}
+
 UniqueFd CgroupJanitor::release(UniqueFd last_reference) {
   if (pid_ < 0) return last_reference;
-  std::vector<int> fds;
-  if (last_reference) fds.push_back(last_reference.get());
-  if (!send_message(done_.get(), "d", fds).is_ok() && !fds.empty()) {
-    (void)!::send(done_.get(), "d", 1, MSG_NOSIGNAL);  // the word alone, then; the reference is dropped here
+  if (!send_word(done_.get(), 'd', last_reference.get()).is_ok() && last_reference) {
+    (void)send_word(done_.get(), 'd', -1);  // the word alone, then; the reference is dropped here
   }
   done_.reset();
   last_reference.reset();

@@ -7,6 +7,11 @@
 // first call starts the janitor), so that a supervisor killed at any moment, even inside the mkdir, leaves nothing
 // behind. A directory watched but never made (or already removed) is simply not there to remove.
 //
+// A group that init is born in (clone3 CLONE_INTO_CGROUP, runtime/outside/cgroup_birth.h) is made before init
+// exists: the janitor then starts without init's pidfd and is sent it over its socket after the clone
+// (follow_init()). A supervisor killed before that leaves the janitor without a pidfd to wait on: it kills the
+// group's members itself (cgroup.kill) and removes the group, retrying while the kernel still counts them.
+//
 // It is cloned with CLONE_VM: it shares the supervisor's address space (which outlives the supervisor for as long
 // as the janitor runs) instead of copying it, so starting it costs what starting a thread does and leaves no page
 // copy-on-write behind (a fork() here cost ~2.7 ms of `oishell run`). Sharing the address space, it runs on a
@@ -26,10 +31,22 @@ namespace oishell {
 
 class CgroupJanitor {
  public:
-  // Records `dir` (not made yet) as the sandbox's; the first call starts the janitor. Must be called while
-  // `init_pidfd` refers to sandbox init, before `dir` is made. An error (the janitor could not start, too many
-  // directories, a path too long) means `dir` must not be made.
+  CgroupJanitor() = default;
+  CgroupJanitor(CgroupJanitor&& other) noexcept { *this = std::move(other); }
+  // A janitor already running here is released first.
+  CgroupJanitor& operator=(CgroupJanitor&& other) noexcept;
+  CgroupJanitor(const CgroupJanitor&) = delete;
+  CgroupJanitor& operator=(const CgroupJanitor&) = delete;
+
+  // Records `dir` (not made yet) as the sandbox's; the first call starts the janitor. `init_pidfd` refers to
+  // sandbox init, or is -1 before init exists (then follow_init() gives it later). Must be called before `dir` is
+  // made. An error (the janitor could not start, too many directories, a path too long) means `dir` must not be
+  // made.
   [[nodiscard]] Status watch(int init_pidfd, const std::string& dir);
+  // Sends the janitor init's pidfd (a janitor started with -1): from then on, should the supervisor die, it waits
+  // for init to die before it removes the groups. Without a janitor running, nothing to do.
+  [[nodiscard]] Status follow_init(int init_pidfd);
+  bool running() const { return pid_ >= 0; }
   // The supervisor has torn everything down itself: the janitor exits (reaped now if already gone, else by a
   // later release()). Idempotent. `last_reference` (e.g. the sandbox's mount namespace) goes with the word "done":
   // the janitor closes it before it exits, so that what the kernel does when the last reference goes (unmounting

@@ -37,9 +37,19 @@ void run_beside_caller(pid_t pid, const cpu_set_t& caller) {
   (void)::sched_setaffinity(pid, sizeof others, &others);
 }
 
+const char* clone_error_hint(int err) {
+  switch (err) {
+    case E2BIG: return " (clone_args.cgroup is Linux 5.7's)";
+    case EOPNOTSUPP: return " (the group is not a cgroup v2 domain)";
+    default: return "";
+  }
+}
+
 }  // namespace
 
-Result<InitProcess> InitProcess::clone() {
+Result<InitProcess> InitProcess::clone() { return clone(cgroup::OwnCgroups::read()); }
+
+Result<InitProcess> InitProcess::clone(const cgroup::OwnCgroups& own) {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
     return Status::from_errno(errno, "socketpair(AF_UNIX, SOCK_SEQPACKET)");
@@ -58,12 +68,28 @@ Result<InitProcess> InitProcess::clone() {
     if (!id.is_ok()) return id.status();
     outside_id = *id;
   }
+  // The group first, where init can be born in it; the clone falls back to the plain one if the kernel refuses.
+  BirthCgroup birth = prepare_birth_cgroup(own);
   int pidfd = -1;
   clone_args args{};
   args.flags = kNamespaces | CLONE_PIDFD;
   args.pidfd = reinterpret_cast<uint64_t>(&pidfd);
   args.exit_signal = SIGCHLD;
-  long pid = sys::clone3(&args, sizeof args);
+  long pid = -1;
+  bool born = false;
+  if (birth.dir) {
+    clone_args into = args;
+    into.flags |= CLONE_INTO_CGROUP;
+    into.cgroup = static_cast<uint64_t>(birth.dir.get());
+    pid = sys::clone3(&into, sizeof into);
+    born = pid >= 0;
+    if (pid < 0) {
+      const int err = errno;
+      birth.why_not = Status::from_errno(err, "clone3(CLONE_INTO_CGROUP, \"" + birth.group.path() + "\")").message() +
+                      clone_error_hint(err);
+    }
+  }
+  if (pid < 0) pid = sys::clone3(&args, sizeof args);
   if (pid < 0) {
     // What enables the namespaces where a container's filter, a sysctl or AppArmor refuses them, for every caller
     // (`oishell run` clones init before anything else).
@@ -80,6 +106,12 @@ Result<InitProcess> InitProcess::clone() {
   init.pid_ = static_cast<pid_t>(pid);
   init.pidfd_.reset(pidfd);
   init.control_ = std::move(ours);
+  birth.dir.reset();
+  // Init exists: the janitor waits for it to die before it removes the group. Should this fail, the janitor still
+  // kills the group's members itself before the removal (cgroup_janitor.h).
+  (void)birth.janitor.follow_init(pidfd);
+  init.birth_ = std::move(birth);
+  init.born_ = born;
   if (init_args.root_caller) {
     // Init waits for `spec` before it needs its ids; the maps are written first (one more write than init's own).
     OI_TRY(write_root_caller_maps(init.pid_, outside_id));
@@ -99,6 +131,8 @@ InitProcess& InitProcess::operator=(InitProcess&& other) noexcept {
     pidfd_ = std::move(other.pidfd_);
     control_ = std::move(other.control_);
     userns_ = std::move(other.userns_);
+    birth_ = std::move(other.birth_);
+    born_ = other.born_;
     other.pid_ = -1;
   }
   return *this;
@@ -113,8 +147,9 @@ void InitProcess::kill_and_reap() {
   pid_ = -1;
 }
 
-void InitProcess::release(pid_t* pid, UniqueFd* pidfd, UniqueFd* control, UniqueFd* userns) {
+void InitProcess::release(pid_t* pid, UniqueFd* pidfd, UniqueFd* control, UniqueFd* userns, BirthCgroup* birth) {
   *pid = pid_;
+  *birth = std::move(birth_);
   *pidfd = std::move(pidfd_);
   *control = std::move(control_);
   *userns = std::move(userns_);

@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "base/unique_fd.h"
+#include "runtime/outside/cgroup_birth.h"
 
 namespace oishell {
 
@@ -14,7 +15,11 @@ class InitProcess {
  public:
   // Preconditions as for Sandbox::create: the calling thread outlives the sandbox (init's PDEATHSIG follows it),
   // and no other thread may be inside malloc (init is a raw clone3 of this process).
+  // Where cgroup v2 allows it, init is born in its cgroup (runtime/outside/cgroup_birth.h); else it is cloned and
+  // the supervisor moves it later, and start_note() says why.
   static Result<InitProcess> clone();
+  // The same with the cgroups given (tests: OwnCgroups::parse of a fake tree, or a tree without v2).
+  static Result<InitProcess> clone(const cgroup::OwnCgroups& own);
 
   InitProcess() = default;
   InitProcess(InitProcess&& other) noexcept;
@@ -29,8 +34,14 @@ class InitProcess {
   // A root caller's init (runtime/inside/userns.h): its user namespace, for id-mapping the policy's binds; else invalid.
   int userns() const { return userns_.get(); }
 
-  // The supervisor takes over: it kills and reaps init from now on.
-  void release(pid_t* pid, UniqueFd* pidfd, UniqueFd* control, UniqueFd* userns);
+  // Whether init was cloned straight into its cgroup (clone3 CLONE_INTO_CGROUP), and which.
+  bool born_in_cgroup() const { return born_; }
+  const std::string& cgroup_dir() const { return birth_.group.path(); }
+  // init_start_note(): how init started, and why not born in its cgroup when it was not.
+  std::string start_note() const { return init_start_note(born_, birth_.group.path(), birth_.why_not); }
+
+  // The supervisor takes over: it kills and reaps init from now on, and owns its group and the group's janitor.
+  void release(pid_t* pid, UniqueFd* pidfd, UniqueFd* control, UniqueFd* userns, BirthCgroup* birth);
 
  private:
   void kill_and_reap();
@@ -39,6 +50,9 @@ class InitProcess {
   UniqueFd pidfd_;
   UniqueFd control_;  // SOCK_SEQPACKET, the supervisor's end
   UniqueFd userns_;   // root callers only
+  // Destroyed after kill_and_reap(): the group (emptied by init's death) is removed, then its janitor released.
+  BirthCgroup birth_;
+  bool born_ = false;
 };
 
 }  // namespace oishell

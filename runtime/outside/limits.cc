@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <optional>
 
@@ -21,15 +20,12 @@ namespace {
 
 using cgroup::OwnedCgroup;
 
-std::string group_name() {
-  static std::atomic<int> counter{0};
-  return "oishell-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-}
-
 class CgroupLimits final : public ResourceLimits {
  public:
-  CgroupLimits(const LimitsSpec& spec, const BeforeMkdir& before_mkdir, const cgroup::OwnCgroups& own)
-      : spec_(spec), before_mkdir_(before_mkdir), own_(own) {}
+  CgroupLimits(const LimitsSpec& spec, const BeforeMkdir& before_mkdir, const cgroup::OwnCgroups& own,
+               PremadeGroup premade)
+      : spec_(spec), before_mkdir_(before_mkdir), own_(own), premade_(std::move(premade.group)),
+        init_in_premade_(premade.init_inside) {}
   ~CgroupLimits() override { teardown(); }
 
   // The first error of before_mkdir_ (no cgroup was made after it).
@@ -38,7 +34,11 @@ class CgroupLimits final : public ResourceLimits {
   void prepare() {
     const bool want_memory = spec_.memory_bytes.has_value();
     const bool want_pids = spec_.pids.has_value();
-    if (!want_memory && !want_pids) return;
+    if (!want_memory && !want_pids) {
+      v2_ = std::move(premade_);  // init may be in it: kept (limit-less) until teardown()
+      init_in_v2_ = init_in_premade_;
+      return;
+    }
     std::string v2_why;
     if (try_v2(want_memory, want_pids, &v2_why) || !announce_error_) return;  // an announce error: prepare() fails
     if (want_memory) try_v1_memory(v2_why);
@@ -47,6 +47,7 @@ class CgroupLimits final : public ResourceLimits {
 
   Status add_process(pid_t pid) override {
     for (const OwnedCgroup* g : {&v2_, &memory_, &pids_}) {
+      if (g == &v2_ && init_in_v2_) continue;  // born there: no move
       if (!g->path().empty()) OI_TRY_CTX(g->add_process(pid), "joining cgroup " + g->path());
     }
     return Status::ok();
@@ -106,7 +107,7 @@ class CgroupLimits final : public ResourceLimits {
   // mkdir(parent/oishell-PID-N), announced to before_mkdir_ first. A parent we may not write to is not announced
   // (an ordinary user starts no janitor for cgroups it cannot make); its error is the mkdir's.
   Result<OwnedCgroup> create_group(const std::string& parent) {
-    const std::string name = group_name();
+    const std::string name = cgroup::sandbox_group_name();
     if (!own_.ops().may_write(parent)) return Status::from_errno(EACCES, "mkdir(\"" + parent + "/" + name + "\")");
     if (before_mkdir_) {
       if (Status announced = before_mkdir_(parent + "/" + name); !announced) {
@@ -123,6 +124,7 @@ class CgroupLimits final : public ResourceLimits {
   // The group goes where find_v2_parent() says: below a parent that passes the controllers down, enabling them
   // there first when it does not yet. All or nothing: v2 takes both controllers or neither.
   bool try_v2(bool want_memory, bool want_pids, std::string* why) {
+    if (!premade_.path().empty()) return limit_v2(std::move(premade_), init_in_premade_, want_memory, want_pids, why);
     std::vector<std::string> needed;
     if (want_memory) needed.push_back("memory");
     if (want_pids) needed.push_back("pids");
@@ -131,34 +133,41 @@ class CgroupLimits final : public ResourceLimits {
       *why = "cgroup v2: " + parent.status().message();
       return false;
     }
-    if (!parent->enable.empty()) {
-      std::string enable;
-      for (const auto& c : parent->enable) enable += (enable.empty() ? "+" : " +") + c;
-      if (Status s = cgroup::write_file(parent->dir + "/cgroup.subtree_control", enable); !s) {
-        *why = "cgroup v2: " + s.message();
-        return false;
-      }
+    if (Status s = cgroup::enable_controllers(*parent); !s) {
+      *why = "cgroup v2: " + s.message();
+      return false;
     }
     auto group = create_group(parent->dir);
     if (!group) {
       *why = "cgroup v2: " + group.status().message();
       return false;
     }
+    return limit_v2(std::move(group.value()), false, want_memory, want_pids, why);
+  }
+
+  // memory.max (and memory.swap.max) and pids.max in `group`, which then is v2_. On an error the limits fall back
+  // (*why says why); a group init is in stays v2_, limit-less, so that init is not killed with it now.
+  bool limit_v2(OwnedCgroup group, bool init_inside, bool want_memory, bool want_pids, std::string* why) {
     Status s = Status::ok();
     bool swap_limited = false;
     if (want_memory) {
-      s = group->write("memory.max", std::to_string(*spec_.memory_bytes));
-      if (s && group->has("memory.swap.max")) {
-        s = group->write("memory.swap.max", "0");
+      s = group.write("memory.max", std::to_string(*spec_.memory_bytes));
+      if (s && group.has("memory.swap.max")) {
+        s = group.write("memory.swap.max", "0");
         swap_limited = s.is_ok();
       }
     }
-    if (s && want_pids) s = group->write("pids.max", std::to_string(*spec_.pids));
+    if (s && want_pids) s = group.write("pids.max", std::to_string(*spec_.pids));
     if (!s) {
       *why = "cgroup v2: " + s.message();
-      return false;  // `group` is removed on return
+      if (init_inside) {
+        v2_ = std::move(group);
+        init_in_v2_ = true;
+      }
+      return false;  // otherwise `group` is removed on return
     }
-    v2_ = std::move(*group);
+    v2_ = std::move(group);
+    init_in_v2_ = init_inside;
     memory_v2_ = want_memory;
     pids_v2_ = want_pids;
     if (want_memory) {
@@ -225,7 +234,10 @@ class CgroupLimits final : public ResourceLimits {
   BeforeMkdir before_mkdir_;
   cgroup::OwnCgroups own_;
   Status announce_error_ = Status::ok();
+  OwnedCgroup premade_;  // made before init was cloned (PremadeGroup), until try_v2() takes it
+  bool init_in_premade_ = false;
   OwnedCgroup v2_, memory_, pids_;
+  bool init_in_v2_ = false;  // init was born in v2_
   bool memory_v2_ = false, pids_v2_ = false;
   std::vector<std::string> notes_;
 };
@@ -266,7 +278,12 @@ Result<std::unique_ptr<ResourceLimits>> ResourceLimits::prepare(const LimitsSpec
 
 Result<std::unique_ptr<ResourceLimits>> ResourceLimits::prepare(const LimitsSpec& spec, const BeforeMkdir& before_mkdir,
                                                                 const cgroup::OwnCgroups& where) {
-  auto limits = std::make_unique<CgroupLimits>(spec, before_mkdir, where);
+  return prepare(spec, before_mkdir, where, PremadeGroup{});
+}
+
+Result<std::unique_ptr<ResourceLimits>> ResourceLimits::prepare(const LimitsSpec& spec, const BeforeMkdir& before_mkdir,
+                                                                const cgroup::OwnCgroups& where, PremadeGroup premade) {
+  auto limits = std::make_unique<CgroupLimits>(spec, before_mkdir, where, std::move(premade));
   limits->prepare();
   if (!limits->announce_error()) return limits->announce_error();
   return std::unique_ptr<ResourceLimits>(std::move(limits));

@@ -38,8 +38,17 @@ class ResourceLimits {
   // The same with the cgroups given instead of read from /proc/self: tests pass a fake tree (OwnCgroups::parse).
   static Result<std::unique_ptr<ResourceLimits>> prepare(const LimitsSpec& spec, const BeforeMkdir& before_mkdir,
                                                          const cgroup::OwnCgroups& where);
+  // A cgroup v2 group made before init was cloned (runtime/outside/cgroup_birth.h), below a parent that passes
+  // memory and pids down: the v2 limits are written there instead of in a group of their own. `init_inside`: init
+  // was born in it (add_process() does not move it there). Kept, limit-less, when the spec limits neither.
+  struct PremadeGroup {
+    cgroup::OwnedCgroup group;
+    bool init_inside = false;
+  };
+  static Result<std::unique_ptr<ResourceLimits>> prepare(const LimitsSpec& spec, const BeforeMkdir& before_mkdir,
+                                                         const cgroup::OwnCgroups& where, PremadeGroup premade);
   virtual ~ResourceLimits() = default;
-  // Supervisor side: puts `pid` (sandbox init, host pid) into the cgroup(s).
+  // Supervisor side: puts `pid` (sandbox init, host pid) into the cgroup(s) it was not born in.
   virtual Status add_process(pid_t pid) = 0;
   // The rlimits that cover what cgroups did not (file size, open files, cpu time always; memory/pids when no
   // cgroup took them). Init applies them (it gets them in the `joined` message).

@@ -108,7 +108,12 @@ Status SupervisedSandbox::launch(SandboxOptions options) {
     options.init = std::move(cloned.value());
   }
   UniqueFd userns;
-  options.init.release(&init_pid_, &init_pidfd_, &control_, &userns);
+  init_start_ = options.init.start_note();
+  init_born_ = options.init.born_in_cgroup();
+  BirthCgroup birth;
+  options.init.release(&init_pid_, &init_pidfd_, &control_, &userns, &birth);
+  janitor_ = std::move(birth.janitor);
+  init_group_ = std::move(birth.group);
   control::ControlMessage spec_message{control::Kind::spec};
   spec_message.data = encode_init_spec(spec_);
   std::vector<UniqueFd> idmapped;  // a root caller's binds (runtime/outside/idmapped_binds.h), sent with `spec`
@@ -256,12 +261,16 @@ Status SupervisedSandbox::prepare_beside_init(SandboxOptions& options, std::uniq
   if (!program.is_ok()) return program.status();
   // The janitor learns each cgroup before it is made (and starts with the first): killed at any moment from here
   // on, this process leaves no cgroup behind.
+  // A group init was born in (or made for it) is the limits' v2 group: memory.max and pids.max are written now,
+  // while init builds its mount tree, and init starts nothing before `joined`.
   auto limits = ResourceLimits::prepare(
-      spec_.limits, [this](const std::string& dir) { return janitor_.watch(init_pidfd_.get(), dir); });
+      spec_.limits, [this](const std::string& dir) { return janitor_.watch(init_pidfd_.get(), dir); },
+      cgroup::OwnCgroups::read(), ResourceLimits::PremadeGroup{std::move(init_group_), init_born_});
   if (!limits.is_ok()) return limits.status().with_context("resource limits");
   limits_ = std::move(limits.value());
   if (limits_->cgroup_dirs().empty()) janitor_.release();  // every attempt failed: nothing for it to remove
-  // Init starts no process before `joined`, so everything it ever starts is inside the cgroups.
+  // Init starts no process before `joined`, so everything it ever starts is inside the cgroups. (Nothing to move
+  // for a group init was born in.)
   OI_TRY_CTX(limits_->add_process(init_pid_), "resource limits");
   control::ControlMessage joined{control::Kind::joined};
   joined.data = seccomp_program_to_bytes(*program);
@@ -324,6 +333,7 @@ std::vector<std::string> SupervisedSandbox::enforced() const {
   if (limits_) {
     for (const auto& m : limits_->mechanisms()) out.push_back("limits: " + m);
   }
+  if (!init_start_.empty()) out.push_back("start: " + init_start_);
   {
     const uint64_t bytes = scratch_tmpfs_bytes(spec_);
     out.push_back("limits: tmpfs: /tmp, the home and /dev/shm share " + policy::format_size(bytes) + " (" +
@@ -688,6 +698,7 @@ void SupervisedSandbox::shutdown() {
   }
   notifier_.reset();
   if (limits_) limits_->teardown();
+  init_group_.remove();  // init's group when the limits never took it (a failed start)
   trace_startup("supervisor: cgroups removed");
   // The sandbox's mount namespace, its last reference: the janitor drops it (the kernel unmounting every mount of
   // the sandbox, unreachable by anything now) beside the checks below and this process's exit; without a janitor

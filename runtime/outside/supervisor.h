@@ -121,6 +121,10 @@ class SupervisedSandbox final : public Sandbox {
   ProtectWatch protect_;
   std::unique_ptr<ResourceLimits> limits_;
   CgroupJanitor janitor_;  // removes the cgroups should this process be killed
+  // The group init was born in (or made for it before a clone that refused it), until limits_ takes it.
+  cgroup::OwnedCgroup init_group_;
+  bool init_born_ = false;
+  std::string init_start_;  // InitProcess::start_note(), for the `start` event
   // The synthetic addresses the DNS stub gives out (runtime/broker/name_map.h); before relay_, which uses it.
   broker::NameMap name_map_;
   std::unique_ptr<relay::Relay> relay_;

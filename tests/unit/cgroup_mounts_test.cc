@@ -49,6 +49,11 @@ TEST(StartupAdvice, OnlyWhenCgroupsAreUsedWithoutFavordynmods) {
   EXPECT_EQ(cli::startup_advice(k, by_cgroup), "");
   k.cgroup_favordynmods = false;
   EXPECT_EQ(cli::startup_advice(k, {"memory: rlimit RLIMIT_AS (2 GiB of address space per process)"}), "");
+  // Init born in its cgroup v2 group (clone3 CLONE_INTO_CGROUP) is never moved: nothing to say; cloned and moved
+  // into the same group, the advice stands.
+  const std::vector<std::string> by_v2 = {"memory: cgroup v2 /sys/fs/cgroup/system.slice/oishell-1-0 (2 GiB)"};
+  EXPECT_EQ(cli::startup_advice(k, by_v2, /*init_born=*/true), "");
+  EXPECT_NE(cli::startup_advice(k, by_v2, /*init_born=*/false).find("RCU grace period"), std::string::npos);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "policy/compile.h"
 #include "policy/guarantees.h"
+#include "runtime/outside/init_process.h"
 #include "runtime/outside/kernel_probe.h"
 #include "runtime/outside/layer_facts.h"
 #include "runtime/outside/events.h"
@@ -138,9 +139,18 @@ int run_doctor(int argc, char** argv) {
   // down, nothing run in it) is the proof, and catches what no probe asks: a container's filter refusing one call
   // of the many the build makes.
   std::string trial_failure;
+  // How the trial's init started: born in its cgroup (clone3 CLONE_INTO_CGROUP) or cloned and moved, and why.
+  std::string init_start;
+  bool init_born = false;
   if (k.userns_works && refused.empty()) {
     NullEventSink quiet;
-    auto trial = Sandbox::create(*spec, quiet);
+    SandboxOptions trial_options;
+    if (auto init = InitProcess::clone(); init.is_ok()) {
+      init_start = init->start_note();
+      init_born = init->born_in_cgroup();
+      trial_options.init = std::move(init.value());
+    }  // else the trial's own clone fails the same way, and says why
+    auto trial = Sandbox::create(*spec, quiet, std::move(trial_options));
     if (trial.is_ok()) {
       (*trial)->shutdown();
     } else {
@@ -149,7 +159,7 @@ int run_doctor(int argc, char** argv) {
   }
   ::rmdir(workspace);
   const bool starts = k.userns_works && refused.empty() && trial_failure.empty();
-  const std::string slow_start = startup_advice(k, mechanisms);
+  const std::string slow_start = startup_advice(k, mechanisms, init_born);
   const auto container = container_settings(k, host_signals(), container_probe());
 
   if (json) {
@@ -177,6 +187,8 @@ int run_doctor(int argc, char** argv) {
                             {"every_guarantee_held", refused.empty()},
                             {"trial_start", trial_failure.empty() ? "ok" : trial_failure},
                             {"starts", starts}}},
+                          {"init_start", init_start},
+                          {"init_born_in_cgroup", init_born},
                           {"startup_advice", slow_start}};
     if (!container.empty()) {
       nlohmann::json settings = nlohmann::json::array();
@@ -222,6 +234,7 @@ int run_doctor(int argc, char** argv) {
                 "gives (`not by` above).\n",
                 fewer_layers(guarantees).size());
   }
+  if (!init_start.empty()) std::printf("\nStart: %s\n", init_start.c_str());
   if (!slow_start.empty()) std::printf("\nStart-up: %s\n", slow_start.c_str());
   return starts ? kExitOk : kExitFailure;
 }

@@ -152,10 +152,10 @@ nlohmann::json kernel_facts_json(const KernelFacts& k) {
           {"nftables_in_userns", {{"works", k.nftables_in_userns}, {"detail", k.nftables_detail}}}};
 }
 
-std::string startup_advice(const KernelFacts& k, const std::vector<std::string>& limit_mechanisms) {
+std::string startup_advice(const KernelFacts& k, const std::vector<std::string>& limit_mechanisms, bool init_born) {
   if (k.cgroup_favordynmods) return "";
-  const bool cgroups = std::any_of(limit_mechanisms.begin(), limit_mechanisms.end(), [](const std::string& m) {
-    return m.find(": cgroup v1 ") != std::string::npos || m.find(": cgroup v2 ") != std::string::npos;
+  const bool cgroups = std::any_of(limit_mechanisms.begin(), limit_mechanisms.end(), [init_born](const std::string& m) {
+    return m.find(": cgroup v1 ") != std::string::npos || (!init_born && m.find(": cgroup v2 ") != std::string::npos);
   });
   if (!cgroups) return "";
   return "each sandbox's init is moved into its cgroups, and no cgroup hierarchy here is mounted with favordynmods: "

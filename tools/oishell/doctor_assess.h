@@ -34,7 +34,9 @@ nlohmann::json kernel_facts_json(const KernelFacts& k);
 
 // What makes a sandbox slow to start here, and the host setting that fixes it; "" when nothing does. Today: init
 // moved into its cgroups (`limit_mechanisms` name one) without favordynmods, whose first move after an idle moment
-// waits for an RCU grace period (docs/performance.md).
-std::string startup_advice(const KernelFacts& k, const std::vector<std::string>& limit_mechanisms);
+// waits for an RCU grace period (docs/performance.md). `init_born`: init is born in its cgroup v2 group (clone3
+// CLONE_INTO_CGROUP, runtime/outside/cgroup_birth.h), so only cgroup v1 groups would move it.
+std::string startup_advice(const KernelFacts& k, const std::vector<std::string>& limit_mechanisms,
+                           bool init_born = false);
 
 }  // namespace oishell::cli
