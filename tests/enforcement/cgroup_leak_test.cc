@@ -38,13 +38,19 @@ void sleep_us(long us) {
   while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
-// The hierarchies oishell (a child of this process, in the same cgroups) makes its cgroups in.
+// The directories oishell (a child of this process, in the same cgroups) makes its cgroups in: its v1 hierarchies'
+// and, on v2, the delegated directory that passes memory and pids down, which may be an ancestor of our own (a
+// systemd host: system.slice for a scope of it).
 std::vector<std::string> cgroup_parents() {
   std::vector<std::string> out;
+  const cgroup::OwnCgroups own = cgroup::OwnCgroups::read();
   for (const char* controller : {"memory", "pids"}) {
-    if (auto dir = cgroup::v1_own_dir(controller)) out.push_back(*dir);
+    if (auto dir = own.v1_dir(controller)) out.push_back(*dir);
   }
-  if (auto dir = cgroup::v2_own_dir()) out.push_back(*dir);
+  if (auto dir = own.v2_dir()) out.push_back(*dir);
+  if (auto parent = cgroup::find_v2_parent(own, {"memory", "pids"}); parent.is_ok() && parent->dir != out.back()) {
+    out.push_back(parent->dir);
+  }
   return out;
 }
 
