@@ -32,7 +32,8 @@ struct BirthCgroup {
 };
 
 // Makes the group for init to be born in (the janitor started first), or says why there is none. Never fails:
-// whatever is in the way becomes `why_not`, and init is cloned and moved as before.
+// whatever is in the way becomes `why_not`, and init is cloned and moved as before. OISHELL_CLONE_INTO_CGROUP=0 in
+// the environment asks for the clone-then-move start (to measure one start beside the other).
 BirthCgroup prepare_birth_cgroup(const cgroup::OwnCgroups& own);
 
 // The sentence `oishell doctor` and the `start` event say: "init born in its cgroup DIR (clone3 CLONE_INTO_CGROUP,
