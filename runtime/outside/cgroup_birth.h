@@ -10,6 +10,7 @@
 // the flag) init is cloned as before and moved into the cgroups once ResourceLimits has made them; `why_not` says
 // why, and `oishell doctor` prints it.
 #include <string>
+#include <vector>
 
 #include "base/unique_fd.h"
 #include "runtime/outside/cgroup_fs.h"

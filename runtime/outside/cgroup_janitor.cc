@@ -125,7 +125,7 @@ OISHELL_JANITOR_CODE int janitor_main(void* arg) {
   // closing is the signal, nor the control socket, whose closing tells init the supervisor is gone).
   int init_pidfd = args.init_pidfd;
   if (init_pidfd < 0) {
-    raw_syscall(SYS_close_range, 0, args.done_fd - 1, 0);
+    if (args.done_fd > 0) raw_syscall(SYS_close_range, 0, args.done_fd - 1, 0);
     raw_syscall(SYS_close_range, args.done_fd + 1, ~0U, 0);
   } else {
     const int keep_low = std::min(args.done_fd, init_pidfd), keep_high = std::max(args.done_fd, init_pidfd);
