@@ -61,6 +61,15 @@ std::optional<std::string> AcpInput::ask(const std::string& question, bool* inte
     if (!chosen) return "d";  // cancelled or unanswered: denied, the block goes on
     return *chosen == "once" ? "o" : *chosen == "always" ? "a" : "d";
   }
+  if (question.find("Apply them for this session?") != std::string::npos) {  // %policy learn's (agent/user/magic.cc)
+    json tool_call = {{"toolCallId", "learn-" + std::to_string(++asks_)},
+                      {"title", "Apply the rules above to the running sandbox (no restart)?"},
+                      {"kind", "other"},
+                      {"status", "pending"}};
+    auto chosen = request(std::move(tool_call), json::array({option("apply", "Apply", "allow_once"),
+                                                             option("skip", "Don't apply", "reject_once")}));
+    return chosen && *chosen == "apply" ? "y" : "n";
+  }
   if (question == kKeepQuestion) {  // "allow always" kept for later sessions: the file's diff, then write or not
     auto diff = display_.take_proposed_file();
     if (!diff) return std::nullopt;

@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -24,6 +25,7 @@
 #include "agent/core/conversation.h"
 #include "agent/host/interrupt.h"
 #include "agent/core/loop.h"
+#include "agent/user/magic.h"
 #include "base/markdown_fence.h"
 #include "agent/config/paths.h"
 #include "oishell/build_config.h"
@@ -42,6 +44,28 @@ bool valid_session_id(const std::string& id) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
   }
   return true;
+}
+
+// The slash commands an editor offers (ACP's available commands): each is the agent's %command of that name, run
+// by the agent, not sent to the model. /policy changes the running sandbox's network (issue 38).
+const json& available_commands() {
+  static const json commands = json::array(
+      {{{"name", "policy"},
+        {"description", "The sandbox's policy; change its network while it runs: allow HOST[:PORT], deny "
+                        "HOST[:PORT], or learn (the rules this session's denials point to)"},
+        {"input", {{"hint", "allow HOST[:PORT] | deny HOST[:PORT] | learn (nothing: show the policy)"}}}}});
+  return commands;
+}
+
+// The %command a prompt is, when it is one of available_commands(): "/policy allow x" -> "%policy allow x".
+std::optional<std::string> as_command(const std::string& text) {
+  for (const auto& c : available_commands()) {
+    const std::string slash = "/" + c["name"].get<std::string>();
+    if (text == slash || (text.starts_with(slash) && (text[slash.size()] == ' ' || text[slash.size()] == '\t'))) {
+      return "%" + text.substr(1);
+    }
+  }
+  return std::nullopt;
 }
 
 std::string new_session_id() {
@@ -233,8 +257,16 @@ void AcpServer::on_activity() {
 void AcpServer::handle_request(const json& id, const std::string& method, const json& params) {
   try {
     if (method == "initialize") return channel_.respond(id, initialize(params));
-    if (method == "session/new") return channel_.respond(id, new_session(params));
-    if (method == "session/load") return channel_.respond(id, load_session(params));
+    if (method == "session/new" || method == "session/load") {
+      json answer = method == "session/new" ? new_session(params) : load_session(params);
+      const std::string session = method == "session/new" ? answer.value("sessionId", "") : params.value("sessionId", "");
+      channel_.respond(id, std::move(answer));
+      channel_.notify("session/update",
+                      {{"sessionId", session},
+                       {"update", {{"sessionUpdate", "available_commands_update"},
+                                   {"availableCommands", available_commands()}}}});
+      return;
+    }
     if (method == "session/prompt") {
       const std::string session = params.value("sessionId", "");
       std::lock_guard lock(mutex_);
@@ -278,6 +310,13 @@ void AcpServer::handle(const json& message) {
 void AcpServer::run_turn(const Turn& turn, Session* session) {
   if (turn.text.empty()) {  // cancelled before it ran
     channel_.respond(turn.id, {{"stopReason", "cancelled"}});
+    return;
+  }
+  if (auto command = as_command(turn.text)) {  // the agent's own: no model needed
+    display_.set_session(turn.session_id);
+    input_.set_session(turn.session_id);
+    handle_magic(*session->agent, *command);
+    channel_.respond(turn.id, {{"stopReason", cancelled_ ? "cancelled" : "end_turn"}});
     return;
   }
   if (!session->agent->llm()) {

@@ -245,6 +245,60 @@ const scenarios = {
     }
   },
 
+  // The editor's slash command /policy (announced with the session) changes the running sandbox's network: a
+  // destination refused by the policy is allowed by `/policy allow`, without the model and without a restart (the
+  // block after it still has the first block's variable), and `/policy deny` takes it back.
+  async policyCommand() {
+    const upstream = createServer((req, res) => res.end("pong from " + req.headers.host));
+    await new Promise((r) => upstream.listen(0, "127.0.0.1", r));
+    const port = upstream.address().port;
+    const policyDir = mkdtempSync(join(tmpdir(), "acp-e2e-policy-"));
+    const policy = join(policyDir, "deny.yaml");
+    writeFileSync(policy, "version: 1\nextends: default\nnetwork:\n  on_unlisted: deny\n" +
+                          "  hosts: {api.test: 127.0.0.1}\n  allow_private: [127.0.0.0/8]\n");
+    const fetch = (first) => (first ? "x = 41\n" : "print(x + 1)\n") + "import urllib.request\ntry:\n" +
+      `    print(urllib.request.urlopen('http://api.test:${port}/', timeout=20).read().decode())\n` +
+      "except Exception as e:\n    print('refused:', e)\n";
+    try {
+      await withAgent("policy", [{ tool_calls: [block(fetch(true))] }, { text: "Refused." },
+                                 { tool_calls: [block(fetch(false))] }, { text: "Fetched." }],
+        { args: ["--policy", policy] },
+        async ({ agent, updates, workspace }) => {
+          const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+          const prompt = (text) => agent.request(acp.methods.agent.session.prompt,
+                                                 { sessionId, prompt: [{ type: "text", text }] });
+          // Announced right after the session's answer (a notification: it may be read just after it).
+          for (let i = 0; i < 100 && !ofKind(updates, "available_commands_update").length; i++) {
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          const announced = ofKind(updates, "available_commands_update");
+          assert.equal(announced.length, 1, JSON.stringify(updates));
+          assert.deepEqual(announced[0].availableCommands.map((c) => c.name), ["policy"]);
+          assert.ok(announced[0].availableCommands[0].input.hint.includes("allow HOST[:PORT]"));
+          // Refused first (on_unlisted: deny).
+          assert.equal((await prompt("fetch it")).stopReason, "end_turn");
+          const outputs = () => JSON.stringify(ofKind(updates, "tool_call_update"));
+          assert.ok(outputs().includes("refused: HTTP Error 403"), outputs());
+          // The command: answered by the agent, the model not asked (its script would have gone on otherwise).
+          const before = text(updates, "agent_message_chunk").length;
+          assert.equal((await prompt(`/policy allow api.test:${port}`)).stopReason, "end_turn");
+          const said = text(updates, "agent_message_chunk").slice(before);
+          assert.ok(said.includes("Applied to the running sandbox (no restart"), said);
+          assert.ok(said.includes(`network: allow api.test:${port}`), said);
+          assert.equal((await prompt("again")).stopReason, "end_turn");
+          assert.ok(outputs().includes("42"), outputs());  // the first block's x: the executors kept their state
+          assert.ok(outputs().includes(`pong from api.test:${port}`), outputs());
+          // A command that is not one: a prompt like any other ("/policyx" goes to the model, past its script).
+          const unknown = text(updates, "agent_message_chunk").length;
+          assert.equal((await prompt("/policyx")).stopReason, "end_turn");
+          assert.ok(!text(updates, "agent_message_chunk").slice(unknown).includes("Applied"));
+        });
+    } finally {
+      upstream.close();
+      rmSync(policyDir, { recursive: true, force: true });
+    }
+  },
+
   async hostileModel() {
     const decoy = "print('hello world')";
     const evil = "open('evil.txt', 'w').write('ran')";
