@@ -129,7 +129,7 @@ Result<AgentConfig> resolve_config(const CliOptions& cli, const EnvLookup& env) 
     if (!loaded) return loaded.status().with_context("profile");
     profile = std::move(*loaded);
   } else if (auto path = default_profile_path(env)) {
-    auto loaded = load_profile_file(*path, env);
+    auto loaded = load_profile_file(*path);
     if (!loaded) return loaded.status().with_context("profile");
     profile = std::move(*loaded);
   }

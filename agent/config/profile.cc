@@ -329,8 +329,24 @@ Result<Profile> profile_from_settings(const nlohmann::json& settings, const std:
   return read_root(to_yaml(settings), path, Format::current);
 }
 
-Result<Profile> load_profile_file(const std::string& path, const EnvLookup& env) {
-  if (path.ends_with(".py")) return read_python_profile(path, env);
+namespace {
+
+Result<Profile> profile_from_python(Result<PythonProfileSettings> read, const std::string& path) {
+  if (!read) return read.status();
+  auto profile = profile_from_settings(read->settings, path);
+  if (!profile) return profile;
+  profile->notes.insert(profile->notes.end(), read->notes.begin(), read->notes.end());
+  return profile;
+}
+
+}  // namespace
+
+Result<Profile> profile_from_runner_output(const std::string& output, const std::string& path) {
+  return profile_from_python(settings_from_runner_output(output, path), path);
+}
+
+Result<Profile> load_profile_file(const std::string& path) {
+  if (path.ends_with(".py")) return profile_from_python(read_python_profile_settings(path), path);
   auto text = read_file(path, 1 << 20);
   if (!text) return text.status().with_context("reading profile");
   return parse_profile(*text, path);
@@ -338,13 +354,13 @@ Result<Profile> load_profile_file(const std::string& path, const EnvLookup& env)
 
 Result<Profile> load_named_profile(const std::string& name, const EnvLookup& env) {
   if (name.find('/') != std::string::npos || is_file(name)) {
-    if (is_file(name)) return load_profile_file(name, env);
+    if (is_file(name)) return load_profile_file(name);
     return Status::error("profile `" + name + "` not found");
   }
   std::string dir = profiles_dir(env);
   for (const char* ext : {"", ".yaml", ".yml", ".json", ".py"}) {
     std::string candidate = dir + "/" + name + ext;
-    if (is_file(candidate)) return load_profile_file(candidate, env);
+    if (is_file(candidate)) return load_profile_file(candidate);
   }
   std::string base = without_extension(name);
   if (auto text = builtin_profile(base)) return parse_profile(std::string(*text), "built-in profile `" + base + "`");

@@ -55,8 +55,11 @@ Result<Profile> parse_profile(const std::string& yaml_text, const std::string& p
 // The settings a Python profile made, as `{"llm.model": "gpt-4o", "auto_run": true, ...}` (dotted names), checked
 // like a YAML profile's keys. `path` names the .py file in messages.
 Result<Profile> profile_from_settings(const nlohmann::json& settings, const std::string& path);
+// A Python profile's runner output (agent/config/profile_python.h) made into a profile: its settings checked, its
+// notes kept.
+Result<Profile> profile_from_runner_output(const std::string& output, const std::string& path);
 // A file: YAML (or JSON) by default; .py through the sandbox (agent/config/profile_python.h).
-Result<Profile> load_profile_file(const std::string& path, const EnvLookup& env);
+Result<Profile> load_profile_file(const std::string& path);
 
 // Loads the profile `name`: a path (contains '/' or names an existing file), a file in the profiles directory
 // (NAME, NAME.yaml, NAME.yml, NAME.json, NAME.py), else a built-in profile (NAME, NAME.yaml or NAME.py).

@@ -275,7 +275,7 @@ bool parse_literal(const std::string& text, size_t* i, YAML::Node* out, bool* is
 
 const char* python_profile_runner() { return kRunner; }
 
-Result<Profile> profile_from_runner_output(const std::string& output, const std::string& path) {
+Result<PythonProfileSettings> settings_from_runner_output(const std::string& output, const std::string& path) {
   size_t at = output.rfind(kMarker);
   if (at == std::string::npos || (at != 0 && output[at - 1] != '\n')) {
     return Status::error(path + ": the profile's settings could not be read (no report from the sandbox)");
@@ -293,8 +293,8 @@ Result<Profile> profile_from_runner_output(const std::string& output, const std:
     }
   }
   if (!failures.empty()) return Status::error(failures);
-  auto profile = profile_from_settings(report["settings"], path);
-  if (!profile) return profile;
+  PythonProfileSettings read;
+  read.settings = report["settings"];
   std::string called;
   if (report.contains("calls") && report["calls"].is_array()) {
     for (const auto& c : report["calls"]) {
@@ -302,8 +302,8 @@ Result<Profile> profile_from_runner_output(const std::string& output, const std:
       if (!name.empty() && called.find(name) == std::string::npos) called += (called.empty() ? "" : ", ") + name;
     }
   }
-  if (!called.empty()) profile->notes.push_back(path + ": calls " + called + ": no effect here");
-  return profile;
+  if (!called.empty()) read.notes.push_back(path + ": calls " + called + ": no effect here");
+  return read;
 }
 
 std::string python_profile_as_yaml(const std::string& source) {
@@ -368,7 +368,7 @@ std::string python_profile_as_yaml(const std::string& source) {
   return out;
 }
 
-Result<Profile> read_python_profile(const std::string& path, const EnvLookup& /*env*/) {
+Result<PythonProfileSettings> read_python_profile_settings(const std::string& path) {
   auto source = read_file(path, 1 << 20);
   if (!source) return source.status().with_context("reading profile");
   auto refuse = [&](const std::string& why) -> Status {
@@ -395,7 +395,7 @@ Result<Profile> read_python_profile(const std::string& path, const EnvLookup& /*
     return refuse("it did not run there (oishell run exited " + std::to_string(run->exit_code) +
                   (err.empty() ? "" : ": " + err) + ")");
   }
-  return profile_from_runner_output(run->out, path);
+  return settings_from_runner_output(run->out, path);
 }
 
 }  // namespace oishell::agent

@@ -96,7 +96,7 @@ TEST_F(ProfileActions, DefaultYamlIsWrittenOnceAndLoadsWithoutComplaint) {
   for (const char* documented : {"# sandbox:", "# policy:", "# max_turns:", "version: 0.2.5"}) {
     EXPECT_NE(std::string::npos, text.find(documented)) << documented;
   }
-  auto p = load_profile_file(dir() + "/default.yaml", env());
+  auto p = load_profile_file(dir() + "/default.yaml");
   ASSERT_TRUE(p) << p.status().message();
   EXPECT_TRUE(p->warnings.empty());
   EXPECT_TRUE(p->notes.empty());

@@ -21,10 +21,6 @@ std::string fixture(const std::string& name) {
   return dir.substr(0, dir.rfind('/')) + "/profiles/" + name;
 }
 
-EnvLookup no_env() {
-  return [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
-}
-
 // The dotted names a fixture's keys stand for, nested or not (`interpreter.` dropped).
 void collect_keys(const YAML::Node& map, const std::string& prefix, std::set<std::string>* out) {
   for (const auto& kv : map) {
@@ -55,7 +51,7 @@ TEST(ProfileKeys, TheFixturesTogetherCoverEveryKeyAndEveryKeyOfOpenInterpretersD
 }
 
 TEST(ProfileKeys, NestedStyleAppliesEverySettingThisAgentHas) {
-  auto p = load_profile_file(fixture("nested.yaml"), no_env());
+  auto p = load_profile_file(fixture("nested.yaml"));
   ASSERT_TRUE(p) << p.status().message();
   EXPECT_EQ("gpt-4o", *p->model);
   EXPECT_DOUBLE_EQ(0.3, *p->temperature);
@@ -125,7 +121,7 @@ TEST(ProfileKeys, NestedStyleAppliesEverySettingThisAgentHas) {
 }
 
 TEST(ProfileKeys, DottedStyleAppliesTheSameWay) {
-  auto p = load_profile_file(fixture("dotted.yaml"), no_env());
+  auto p = load_profile_file(fixture("dotted.yaml"));
   ASSERT_TRUE(p) << p.status().message();
   EXPECT_EQ("claude-sonnet-4-5", *p->model);
   EXPECT_DOUBLE_EQ(0, *p->temperature);

@@ -28,10 +28,6 @@ std::string fixture(const std::string& name) {
   return dir.substr(0, dir.rfind('/')) + "/profiles/" + name;
 }
 
-EnvLookup no_env() {
-  return [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
-}
-
 // Sets OISHELL_BIN for the test's duration (the profile reader finds `oishell` through it, as users may).
 class ScopedOishellBin {
  public:
@@ -74,7 +70,7 @@ std::string PythonProfileInSandbox::probe_error_;
 
 TEST_F(PythonProfileInSandbox, SettingsAreReadAndAppliedLikeAYamlProfiles) {
   ScopedOishellBin bin(test::oishell_bin());
-  auto p = load_profile_file(fixture("oi_style.py"), no_env());
+  auto p = load_profile_file(fixture("oi_style.py"));
   ASSERT_TRUE(p) << p.status().message();
   EXPECT_EQ("ollama/codestral", *p->model);
   EXPECT_EQ(7000, *p->context_window);
@@ -102,12 +98,12 @@ TEST_F(PythonProfileInSandbox, KeysAreCheckedAsInYaml) {
   TempDir dir;
   std::string file = dir.path() + "/typo.py";
   ASSERT_TRUE(write_file_atomic(file, "interpreter.llm.modle = 'x'\n", 0644).is_ok());
-  auto p = load_profile_file(file, no_env());
+  auto p = load_profile_file(file);
   ASSERT_FALSE(p);
   EXPECT_NE(std::string::npos, p.status().message().find("unknown key `llm.modle`; did you mean `llm.model`?"))
       << p.status().message();
   ASSERT_TRUE(write_file_atomic(file, "interpreter.auto_run = True\nraise RuntimeError('boom')\n", 0644).is_ok());
-  p = load_profile_file(file, no_env());
+  p = load_profile_file(file);
   ASSERT_FALSE(p);
   EXPECT_NE(std::string::npos, p.status().message().find("line 2: RuntimeError: boom")) << p.status().message();
 }
@@ -150,7 +146,7 @@ TEST_F(PythonProfileInSandbox, TheProfileRunsConfinedNotOnTheHost) {
       "os.environ.get('OPENAI_API_KEY', 'absent')\n";
   ASSERT_TRUE(write_file_atomic(file, source, 0644).is_ok());
   ::setenv("OPENAI_API_KEY", "sk-profile-test-secret", 1);
-  auto p = load_profile_file(file, no_env());
+  auto p = load_profile_file(file);
   ::unsetenv("OPENAI_API_KEY");
   ::close(listener);
   ASSERT_TRUE(p) << p.status().message();
@@ -180,7 +176,7 @@ TEST_F(PythonProfileInSandbox, TheInterpreterUsesAPythonProfile) {
 
 TEST(PythonProfile, WithoutASandboxItIsRefusedWithTheYamlThatWouldDoTheSame) {
   ScopedOishellBin bin("/nonexistent/oishell");
-  auto p = load_profile_file(fixture("oi_style.py"), no_env());
+  auto p = load_profile_file(fixture("oi_style.py"));
   ASSERT_FALSE(p);
   const std::string& m = p.status().message();
   EXPECT_NE(std::string::npos, m.find("read only in the sandbox")) << m;
