@@ -159,23 +159,7 @@ Result<Run> run_bounded(const std::vector<std::string>& argv, const std::string&
   }
   auto child = spawn_piped(argv, env, /*new_process_group=*/true);
   if (!child) return child.status();
-  {
-    // A child gone already (the sandbox did not start) would raise SIGPIPE: held for the write, then taken back.
-    sigset_t pipe_signal, before;
-    sigemptyset(&pipe_signal);
-    sigaddset(&pipe_signal, SIGPIPE);
-    ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &before);
-    for (size_t at = 0; at < input.size();) {
-      ssize_t n = ::write(child->stdin_fd.get(), input.data() + at, input.size() - at);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // the child is gone: its output says why
-      at += static_cast<size_t>(n);
-    }
-    const timespec now{0, 0};
-    while (::sigtimedwait(&pipe_signal, nullptr, &now) == SIGPIPE) {
-    }
-    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
-  }
+  (void)write_to_child(child->stdin_fd.get(), input);  // a child gone already (no sandbox): its output says why
   child->stdin_fd.reset();
   Run run;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);

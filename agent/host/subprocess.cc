@@ -204,4 +204,27 @@ Result<int> run_interactive(const std::vector<std::string>& argv) {
   return wait_status_code(status);
 }
 
+Status write_to_child(int fd, std::string_view data) {
+  sigset_t pipe_signal, before;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &before);
+  int error = 0;
+  for (size_t at = 0; at < data.size();) {
+    ssize_t n = ::write(fd, data.data() + at, data.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = errno;
+      break;
+    }
+    at += static_cast<size_t>(n);
+  }
+  const timespec now{0, 0};
+  while (::sigtimedwait(&pipe_signal, nullptr, &now) == SIGPIPE) {
+  }
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  if (error) return Status::from_errno(error, "write to a child's pipe");
+  return Status::ok();
+}
+
 }  // namespace oishell::agent

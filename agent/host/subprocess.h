@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -22,6 +23,10 @@ struct PipedChild {
 // argv[0] is looked up in PATH when it has no '/'. `env` entries are "KEY=value".
 Result<PipedChild> spawn_piped(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                bool new_process_group);
+
+// Writes all of `data` to a child's pipe. A child that is gone is an error (EPIPE, with the call), never the
+// SIGPIPE that would end the agent: the signal is held for the write and a pending one taken back.
+Status write_to_child(int fd, std::string_view data);
 
 struct Captured {
   int exit_code = -1;   // 128+N for signal N

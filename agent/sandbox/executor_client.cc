@@ -197,10 +197,49 @@ Status SupervisorClient::start() {
       }
       if (languages_.empty()) languages_ = {"python", "shell"};
       policy_summary_ = load_policy_summary();
+      if (Status s = replay_live_changes(); !s.is_ok()) {
+        shutdown();
+        return s;
+      }
       return Status::ok();
     }
     if (name == "error") return Status::error("the sandbox supervisor: " + ev->value("message", dump_json(*ev)));
   }
+}
+
+Status SupervisorClient::replay_live_changes() {
+  for (const json& change : live_changes_) {
+    json sent = change;
+    const std::string ref = "agent-" + std::to_string(next_id_++);
+    sent["op"] = "policy";
+    sent["ref"] = ref;
+    OI_TRY(send(sent));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (true) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return Status::error("the sandbox was started again and did not take this session's "
+                                                  "policy changes again within 30 s: nothing runs under another policy");
+      auto ev = next_event(static_cast<int>(left.count()));
+      if (!ev) return ev.status();
+      if (ev->is_null() || ev->value("ref", "") != ref) continue;  // nothing runs yet: other events say nothing
+      const std::string name = ev->value("event", "");
+      if (name == "policy.rejected") {
+        std::string errors;
+        for (const auto& e : ev->value("errors", json::array())) {
+          if (e.is_string()) errors += "\n  " + e.get<std::string>();
+        }
+        return Status::error("the sandbox was started again and refused this session's policy change " +
+                             dump_json(change) + ": nothing runs under another policy than the one you set:" + errors);
+      }
+      if (name != "policy.changed") continue;
+      if (ev->contains("policy")) {
+        ready_event_["policy"] = (*ev)["policy"];
+        policy_summary_ = load_policy_summary();
+      }
+      break;
+    }
+  }
+  return Status::ok();
 }
 
 std::string SupervisorClient::load_policy_summary() {
@@ -232,16 +271,8 @@ std::string SupervisorClient::load_policy_summary() {
 }
 
 Status SupervisorClient::send(const json& request) {
-  std::string line = dump_json(request) + "\n";
-  size_t off = 0;
-  while (off < line.size()) {
-    ssize_t n = ::write(to_child_.get(), line.data() + off, line.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      return died("sending a request").with_context(errno_text(err));
-    }
-    off += static_cast<size_t>(n);
+  if (Status s = write_to_child(to_child_.get(), dump_json(request) + "\n"); !s.is_ok()) {
+    return died("sending a request").with_context(s.message());
   }
   return Status::ok();
 }
@@ -458,8 +489,17 @@ Result<ExecResult> SupervisorClient::exec(const std::string& language, const std
     keep_for_next_block(std::move(result));
     return status;
   };
-  if (Status sent = send({{"op", "exec"}, {"id", id}, {"language", language}, {"code", code}}); !sent.is_ok()) {
-    return fail(std::move(sent));
+  const json request = {{"op", "exec"}, {"id", id}, {"language", language}, {"code", code}};
+  if (Status sent = send(request); !sent.is_ok()) {
+    // The supervisor was gone before the block reached it (it died since the last one): the block never ran, so
+    // a new sandbox runs it, given this session's policy changes first; the block's result says what was lost.
+    if (ready_) return fail(std::move(sent));
+    json restarted = {{"event", "executor_restarted"}, {"language", language},
+                      {"reason", "the sandbox had ended (" + sent.message() + "); a new one was started"}};
+    if (Status started = start(); !started.is_ok()) return fail(std::move(started));
+    result.restarts.push_back(restarted);
+    observer.on_notice(restarted);
+    if (Status again = send(request); !again.is_ok()) return fail(std::move(again));
   }
   unsigned seen = interrupt::count();
   while (true) {
@@ -516,6 +556,7 @@ Result<json> SupervisorClient::change_policy(const json& request, ExecObserver& 
         ready_event_["policy"] = (*ev)["policy"];  // what the model and %policy are told from now on
         policy_summary_ = load_policy_summary();
       }
+      if (name == "policy.changed") live_changes_.push_back(request);
       return *ev;
     }
     if (!handle_event(*ev, "", observer, &reports)) {

@@ -99,6 +99,11 @@ class SupervisorClient final : public Executor {
   std::vector<std::string> languages_;
   std::string policy_summary_;
   nlohmann::json ready_event_;
+  // The policy changes in force (the `policy` requests answered policy.changed), in order: a sandbox started again
+  // after its supervisor died is given them before anything runs in it, so that a host the user denied while the
+  // session ran is not allowed again by the restart.
+  std::vector<nlohmann::json> live_changes_;
+  Status replay_live_changes();
   uint64_t next_id_ = 1;
   Status spawn_error_;
   std::set<std::string> protected_seen_;  // protected items passed on in this sandbox's life

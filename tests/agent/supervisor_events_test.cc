@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "tests/agent/e2e_util.h"
@@ -17,7 +18,8 @@ using nlohmann::json;
 class SupervisorEvents : public ::testing::Test {
  protected:
   // Runs the interpreter against `server`, with the fake supervisor playing `script`.
-  RunResult run(ScriptedServer& server, const json& script, std::vector<std::string> extra) {
+  RunResult run(ScriptedServer& server, const json& script, std::vector<std::string> extra,
+                const std::string& typed = "") {
     std::string script_path = files_.path() + "/supervisor.json";
     std::ofstream(script_path) << script.dump();
     // A wrapper, so that the fake need not be executable in the source tree.
@@ -33,6 +35,7 @@ class SupervisorEvents : public ::testing::Test {
              {"FAKE_SUPERVISOR_LOG", log_path()}};
     o.cwd = workspace_.path();
     o.home = home_.path();
+    o.stdin_data = typed;
     RunResult r = run_interpreter(o);
     EXPECT_FALSE(r.timed_out) << "stdout:\n" << r.out << "\nstderr:\n" << r.err;
     return r;
@@ -143,6 +146,48 @@ TEST_F(SupervisorEvents, AHostNameWithEscapesIsShownEscapedInTheQuestionAndTheDe
   // The model is told with the same escaping.
   std::string fed = fed_back(server, 1);
   EXPECT_NE(std::string::npos, fed.find("evil\\x1b]52;c;UFdORUQ=\\x07.example:443")) << fed;
+}
+
+// A supervisor that dies takes the session's live policy changes with it; the agent gives them to the one it starts
+// again before anything runs there, so that a host denied with %policy deny is not allowed again by the restart
+// (issue 38). A sandbox started again that refuses them runs nothing, and says why.
+std::vector<json> requests_of(const std::string& log) {
+  std::vector<json> out;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+  return out;
+}
+
+TEST_F(SupervisorEvents, ASandboxStartedAgainIsGivenTheSessionsPolicyChangesFirst) {
+  json script = {{"blocks", json::array({json::array({output("one\n"), done(), {{"die", 3}}}),
+                                         json::array({output("two\n"), done()})})}};
+  ScriptedServer server(json::array({tool("shell", "echo one"), say("One."), tool("shell", "echo two"), say("Two.")}));
+  RunResult r = run(server, script, {}, "%policy deny evil.example\nfirst\nsecond\n");
+  EXPECT_EQ(0, r.exit_code) << r.out << r.err;
+  std::vector<std::string> ops;
+  for (const json& q : requests_of(log_path())) ops.push_back(q.value("op", ""));
+  // The change, the first block (its supervisor then dies), the change again to the new one, the second block.
+  ASSERT_EQ((std::vector<std::string>{"policy", "exec", "policy", "exec", "shutdown"}), ops) << r.out << r.err;
+  auto requests = requests_of(log_path());
+  EXPECT_EQ(json::array({"evil.example"}), requests[0]["deny"]);
+  EXPECT_EQ(requests[0]["deny"], requests[2]["deny"]);
+  EXPECT_NE(std::string::npos, r.out.find("two")) << r.out;
+  // The user and the model are told that the block ran in a new sandbox, its variables gone.
+  EXPECT_NE(std::string::npos, r.out.find("session was restarted (the sandbox had ended")) << r.out;
+  EXPECT_NE(std::string::npos, fed_back(server, 3).find("a new one was started); its variables were lost"))
+      << fed_back(server, 3);
+}
+
+TEST_F(SupervisorEvents, ASandboxStartedAgainThatRefusesThemRunsNothing) {
+  json script = {{"policy", "rejected_after_restart"},
+                 {"blocks", json::array({json::array({output("one\n"), done(), {{"die", 3}}}),
+                                         json::array({output("two\n"), done()})})}};
+  ScriptedServer server(json::array({tool("shell", "echo one"), say("One."), tool("shell", "echo two"), say("Two.")}));
+  RunResult r = run(server, script, {}, "%policy deny evil.example\nfirst\nsecond\n");
+  std::vector<std::string> ops;
+  for (const json& q : requests_of(log_path())) ops.push_back(q.value("op", ""));
+  EXPECT_EQ(1, std::count(ops.begin(), ops.end(), "exec")) << r.out << r.err;  // the second block never ran
+  EXPECT_NE(std::string::npos, (r.out + r.err).find("refused this session's policy change")) << r.out << r.err;
 }
 
 }  // namespace
