@@ -106,16 +106,19 @@ Result<Message> receive_message(int socket) {
   // thread, which in a new process (sandbox init) took 0.2 ms, more than the extra call.
   // ECONNRESET once: the peer closed while a packet of ours sat unread on its side. The kernel reports that error
   // before the packets still queued for us (a datagram receive takes the socket's error first, and clears it), so
-  // the peer's last words, such as sandbox init's reason for failing, come on the next call, or the end (0).
-  ssize_t length;
+  // the peer's last words, such as sandbox init's reason for failing, come on the next call, or the end (0). The
+  // peer may close between the two calls below, so either of them may be the one that takes the error.
   bool reset_taken = false;
-  for (;;) {
-    length = ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC);
-    if (length >= 0) break;
-    if (errno == EINTR) continue;
-    if (errno != ECONNRESET || reset_taken) break;
-    reset_taken = true;
-  }
+  auto receive = [&reset_taken](auto call) {  // EINTR again; ECONNRESET again once (see above)
+    for (;;) {
+      ssize_t n = call();
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      if (errno != ECONNRESET || reset_taken) return n;
+      reset_taken = true;
+    }
+  };
+  ssize_t length = receive([socket] { return ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC); });
   if (length < 0) return Status::from_errno(errno, "recv(MSG_PEEK)");
   Message out;
   out.payload.resize(std::min(static_cast<size_t>(length), kInlineMessageBytes + 1));
@@ -126,10 +129,8 @@ Result<Message> receive_message(int socket) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * (kMaxPassedFds + 1))];
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  ssize_t n;
-  do {
-    n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
+  // The packet the peek saw is still queued if the peer closes now: the reset is taken here then.
+  ssize_t n = receive([socket, &msg] { return ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC); });
   if (n < 0) return Status::from_errno(errno, "recvmsg");
   out.payload.resize(static_cast<size_t>(n));
   for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg)) {

@@ -68,6 +68,22 @@ TEST(FdPassing, TheLimitIsSaidAndAClosedPeerIsAnEmptyMessage) {
   EXPECT_TRUE(closed->fds.empty());
 }
 
+// A peer that closes with a message of ours unread (sandbox init failing before it read the process queued for it):
+// the kernel reports ECONNRESET before the messages still queued for us, and its last words (init's reason) must
+// still come, then the end. Without the retry the caller got "recv(MSG_PEEK): ECONNRESET" in place of the reason.
+TEST(FdPassing, ThePeersLastMessageComesEvenWhenItClosedWithOursUnread) {
+  Pair p;
+  ASSERT_TRUE(send_message(p.a.get(), "never read by b").is_ok());
+  ASSERT_TRUE(send_message(p.b.get(), "fail: the reason").is_ok());
+  p.b.reset();
+  auto last = receive_message(p.a.get());
+  ASSERT_TRUE(last.is_ok()) << last.status().message();
+  EXPECT_EQ("fail: the reason", last->payload);
+  auto end = receive_message(p.a.get());
+  ASSERT_TRUE(end.is_ok()) << end.status().message();
+  EXPECT_TRUE(end->payload.empty());
+}
+
 TEST(FdPassing, APayloadDescriptorMustBeASealedMemfd) {
   Pair p;
   // A packet that says "in the memfd" with an ordinary file as its last descriptor: refused, never read.
