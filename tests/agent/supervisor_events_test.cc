@@ -161,7 +161,12 @@ std::vector<json> requests_of(const std::string& log) {
 TEST_F(SupervisorEvents, ASandboxStartedAgainIsGivenTheSessionsPolicyChangesFirst) {
   json script = {{"blocks", json::array({json::array({output("one\n"), done(), {{"die", 3}}}),
                                          json::array({output("two\n"), done()})})}};
-  ScriptedServer server(json::array({tool("shell", "echo one"), say("One."), tool("shell", "echo two"), say("Two.")}));
+  // The model's answer after the first block takes a while (held 300 ms a chunk): the supervisor is surely gone
+  // before the second block is sent, so the agent finds it gone when it sends (EPIPE). One that dies after the
+  // request went into its pipe is reported as having died while running the block (whether it ran is unknown).
+  json slow = say("One.");
+  slow["hold_ms"] = 300;
+  ScriptedServer server(json::array({tool("shell", "echo one"), slow, tool("shell", "echo two"), say("Two.")}));
   RunResult r = run(server, script, {}, "%policy deny evil.example\nfirst\nsecond\n");
   EXPECT_EQ(0, r.exit_code) << r.out << r.err;
   std::vector<std::string> ops;
@@ -182,7 +187,9 @@ TEST_F(SupervisorEvents, ASandboxStartedAgainThatRefusesThemRunsNothing) {
   json script = {{"policy", "rejected_after_restart"},
                  {"blocks", json::array({json::array({output("one\n"), done(), {{"die", 3}}}),
                                          json::array({output("two\n"), done()})})}};
-  ScriptedServer server(json::array({tool("shell", "echo one"), say("One."), tool("shell", "echo two"), say("Two.")}));
+  json slow = say("One.");
+  slow["hold_ms"] = 300;  // as above: the supervisor is gone before the second block is sent
+  ScriptedServer server(json::array({tool("shell", "echo one"), slow, tool("shell", "echo two"), say("Two.")}));
   RunResult r = run(server, script, {}, "%policy deny evil.example\nfirst\nsecond\n");
   std::vector<std::string> ops;
   for (const json& q : requests_of(log_path())) ops.push_back(q.value("op", ""));
