@@ -48,11 +48,13 @@ void GuiInput::publish_status() {
 
 std::optional<std::string> GuiInput::read_message(const std::string& prompt, bool* interrupted) {
   if (interrupted) *interrupted = false;
-  const unsigned seen = interrupt::count();  // a Ctrl-C from now on ends the wait for the page alone
+  const unsigned seen = interrupt::count();  // a Ctrl-C from now on ends the wait, whichever read is under way
+  terminal_.set_interrupts_seen(seen);     // the terminal's reads below, one per wake: none loses a Ctrl-C between
   inbox_.set_at_prompt(true);
   publish_status();
   hub_.publish({{"type", "state"}, {"busy", false}});
   auto done = [this](std::optional<std::string> message) {
+    terminal_.set_interrupts_seen(std::nullopt);
     inbox_.set_at_prompt(false);
     if (message) hub_.publish({{"type", "state"}, {"busy", true}});
     return message;

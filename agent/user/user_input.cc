@@ -15,7 +15,7 @@ namespace oishell::agent {
 std::optional<std::string> LineReader::read_line(bool* interrupted) {
   if (interrupted) *interrupted = false;
   woken_ = false;
-  const unsigned seen = interrupt::count();
+  const unsigned seen = interrupts_seen_.value_or(interrupt::count());
   while (true) {
     auto nl = buf_.find('\n');
     if (nl != std::string::npos) {

@@ -36,6 +36,10 @@ class LineReader {
   int fd() const { return fd_; }
   void set_wake_fd(int fd) { wake_fd_ = fd; }
   int wake_fd() const { return wake_fd_; }
+  // The interrupt count a read compares with (interrupt::wait_readable): a Ctrl-C counted after it ends the read.
+  // Unset, each read takes the count when it starts; a caller that reads more than once for one wait sets it, so
+  // that a Ctrl-C between two reads is not lost.
+  void set_interrupts_seen(std::optional<unsigned> seen) { interrupts_seen_ = seen; }
   bool woken() const { return woken_; }
   // Forgets what was read past the last line returned.
   void discard_buffered() { buf_.clear(); }
@@ -43,6 +47,7 @@ class LineReader {
  private:
   int fd_;
   int wake_fd_ = -1;
+  std::optional<unsigned> interrupts_seen_;
   bool woken_ = false;
   std::string buf_;
   bool eof_ = false;
@@ -66,6 +71,8 @@ class TerminalInput final : public UserInput {
   // A descriptor (-1: none) whose readability ends a read of a message or an answer, which then returns nullopt
   // with woken() true: another source (the web page, agent/gui/gui_input.h) has the message or the answer.
   void set_wake_fd(int fd);
+  // LineReader::set_interrupts_seen for messages read from a pipe or a file (not the line editor's keys).
+  void set_interrupts_seen(std::optional<unsigned> seen) { stdin_reader_.set_interrupts_seen(seen); }
   bool woken() const { return woken_; }
   // Whether messages come from a person at a terminal (the line editor), not a pipe or a file.
   bool at_terminal() const { return editor_ != nullptr; }
