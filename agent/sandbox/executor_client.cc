@@ -209,37 +209,48 @@ Status SupervisorClient::start() {
 
 Status SupervisorClient::replay_live_changes() {
   for (const json& change : live_changes_) {
-    json sent = change;
-    const std::string ref = "agent-" + std::to_string(next_id_++);
-    sent["op"] = "policy";
-    sent["ref"] = ref;
-    OI_TRY(send(sent));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (true) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return Status::error("the sandbox was started again and did not take this session's "
-                                                  "policy changes again within 30 s: nothing runs under another policy");
-      auto ev = next_event(static_cast<int>(left.count()));
-      if (!ev) return ev.status();
-      if (ev->is_null() || ev->value("ref", "") != ref) continue;  // nothing runs yet: other events say nothing
-      const std::string name = ev->value("event", "");
-      if (name == "policy.rejected") {
-        std::string errors;
-        for (const auto& e : ev->value("errors", json::array())) {
-          if (e.is_string()) errors += "\n  " + e.get<std::string>();
-        }
-        return Status::error("the sandbox was started again and refused this session's policy change " +
-                             dump_json(change) + ": nothing runs under another policy than the one you set:" + errors);
+    auto answer = send_policy(change, nullptr, nullptr);  // nothing runs yet: other events say nothing
+    if (!answer) {
+      return answer.status().with_context("the sandbox was started again and did not take this session's policy "
+                                          "changes again: nothing runs under another policy than the one you set");
+    }
+    if (answer->value("event", "") == "policy.rejected") {
+      std::string errors;
+      for (const auto& e : answer->value("errors", json::array())) {
+        if (e.is_string()) errors += "\n  " + e.get<std::string>();
       }
-      if (name != "policy.changed") continue;
-      if (ev->contains("policy")) {
-        ready_event_["policy"] = (*ev)["policy"];
-        policy_summary_ = load_policy_summary();
-      }
-      break;
+      return Status::error("the sandbox was started again and refused this session's policy change " +
+                           dump_json(change) + ": nothing runs under another policy than the one you set:" + errors);
     }
   }
   return Status::ok();
+}
+
+Result<json> SupervisorClient::send_policy(const json& request, ExecObserver* observer, ExecResult* reports) {
+  json sent = request;
+  const std::string ref = "agent-" + std::to_string(next_id_++);
+  sent["op"] = "policy";
+  sent["ref"] = ref;
+  OI_TRY(send(sent));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return Status::error("the sandbox did not answer the policy change within 30 s");
+    auto ev = next_event(static_cast<int>(left.count()));
+    if (!ev) return ev.status();
+    if (ev->is_null()) continue;
+    const std::string name = ev->value("event", "");
+    if ((name == "policy.changed" || name == "policy.rejected") && ev->value("ref", "") == ref) {
+      if (name == "policy.changed" && ev->contains("policy")) {
+        ready_event_["policy"] = (*ev)["policy"];  // what the model and %policy are told from now on
+        policy_summary_ = load_policy_summary();
+      }
+      return *ev;
+    }
+    if (observer && !handle_event(*ev, "", *observer, reports)) {
+      return Status::error("the sandbox went away while its policy changed");
+    }
+  }
 }
 
 std::string SupervisorClient::load_policy_summary() {
@@ -530,40 +541,11 @@ Result<ExecResult> SupervisorClient::exec(const std::string& language, const std
 
 Result<json> SupervisorClient::change_policy(const json& request, ExecObserver& observer) {
   OI_TRY(start());
-  json sent = request;
-  const std::string ref = "agent-" + std::to_string(next_id_++);
-  sent["op"] = "policy";
-  sent["ref"] = ref;
-  OI_TRY(send(sent));
   ExecResult reports;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      keep_for_next_block(std::move(reports));
-      return Status::error("the sandbox did not answer the policy change within 30 s");
-    }
-    auto ev = next_event(static_cast<int>(left.count()));
-    if (!ev) {
-      keep_for_next_block(std::move(reports));
-      return ev.status();
-    }
-    if (ev->is_null()) continue;
-    const std::string name = ev->value("event", "");
-    if ((name == "policy.changed" || name == "policy.rejected") && ev->value("ref", "") == ref) {
-      keep_for_next_block(std::move(reports));
-      if (name == "policy.changed" && ev->contains("policy")) {
-        ready_event_["policy"] = (*ev)["policy"];  // what the model and %policy are told from now on
-        policy_summary_ = load_policy_summary();
-      }
-      if (name == "policy.changed") live_changes_.push_back(request);
-      return *ev;
-    }
-    if (!handle_event(*ev, "", observer, &reports)) {
-      keep_for_next_block(std::move(reports));
-      return Status::error("the sandbox went away while its policy changed");
-    }
-  }
+  auto answer = send_policy(request, &observer, &reports);
+  keep_for_next_block(std::move(reports));
+  if (answer && answer->value("event", "") == "policy.changed") live_changes_.push_back(request);
+  return answer;
 }
 
 void SupervisorClient::poll(ExecObserver& observer) {

@@ -104,6 +104,9 @@ class SupervisorClient final : public Executor {
   // session ran is not allowed again by the restart.
   std::vector<nlohmann::json> live_changes_;
   Status replay_live_changes();
+  // Sends a `policy` request and waits (30 s) for its answer, policy.changed or policy.rejected. Other events go to
+  // `observer` and `reports` (nullptr: dropped, as before anything runs).
+  Result<nlohmann::json> send_policy(const nlohmann::json& request, ExecObserver* observer, ExecResult* reports);
   uint64_t next_id_ = 1;
   Status spawn_error_;
   std::set<std::string> protected_seen_;  // protected items passed on in this sandbox's life
