@@ -27,6 +27,23 @@ struct Captured {
   std::string out, err;
 };
 
+// Where a process is stuck, for a timeout's message: its state and the call it waits in (/proc/PID/stat's third
+// field, wchan, and syscall: the number and arguments), and the kernel stack where the caller may read it.
+std::string where_stuck(pid_t pid) {
+  auto read = [pid](const char* name) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/" + name);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+  };
+  std::string stat = read("stat");
+  const size_t close = stat.rfind(')');
+  const std::string state = close == std::string::npos || close + 2 >= stat.size() ? "?" : stat.substr(close + 2, 1);
+  std::string said = "state " + state + ", wchan " + read("wchan") + ", syscall " + read("syscall");
+  if (std::string stack = read("stack"); !stack.empty()) said += "\n" + stack;
+  return said;
+}
+
 // fork/exec argv with stdout and stderr captured; kills it after timeout_seconds.
 Captured run_captured(const std::vector<std::string>& argv, int timeout_seconds) {
   int out_pipe[2], err_pipe[2];
@@ -54,8 +71,9 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_seconds)
   while (open_fds > 0) {
     int left = static_cast<int>(deadline - ::time(nullptr));
     if (left <= 0) {
+      const std::string stuck = where_stuck(pid);
       ::kill(pid, SIGKILL);
-      result.err += "\n[harness: timed out]";
+      result.err += "\n[harness: timed out after " + std::to_string(timeout_seconds) + " s; " + stuck + "]";
       break;
     }
     if (::poll(fds, 2, left * 1000) < 0 && errno != EINTR) break;

@@ -133,6 +133,7 @@ OI_PROBE("unix_rewrite_race", "PATH OTHER N  (a connect whose sockaddr changes w
   if (at == args[0].size() || args[0].compare(at + 1, std::string::npos, args[1], at + 1, std::string::npos) != 0) {
     return 2;  // not exactly one byte apart
   }
+  ::unlink(args[0].c_str());  // a socket file an earlier run left: this path is the probe's own
   int server = bind_unix(args[0], false);
   if (server < 0) return probe::report(-1);
   std::thread([server] {
