@@ -48,18 +48,22 @@ std::string where_stuck(pid_t pid) {
 Captured run_captured(const std::vector<std::string>& argv, int timeout_seconds) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+  // Everything the child needs is made before the fork: a test may have threads running (a server's accept loop),
+  // and a child that allocates can block for ever on a lock one of them held at the fork (CI's ASan build did, in
+  // a futex, 1 run in many).
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  static constexpr char kExecFailed[] = "run_captured: exec failed\n";
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork");
-  if (pid == 0) {
+  if (pid == 0) {  // only async-signal-safe calls from here to the exec
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
     int devnull = ::open("/dev/null", O_RDONLY);
     ::dup2(devnull, 0);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     ::execv(args[0], args.data());
-    dprintf(2, "exec %s: %s\n", args[0], strerror(errno));
+    [[maybe_unused]] ssize_t n = ::write(2, kExecFailed, sizeof kExecFailed - 1);
     _exit(127);
   }
   ::close(out_pipe[1]);

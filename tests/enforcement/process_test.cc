@@ -171,15 +171,15 @@ TEST(Processes, KillingOishellKillsTheSandbox) {
     argv.push_back(a);
   }
   argv.insert(argv.end(), {"--", probe_bin(), "heartbeat", beat});
+  std::vector<char*> args;  // made before the fork: the child only makes async-signal-safe calls
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
   pid_t oishell = ::fork();
   ASSERT_GE(oishell, 0);
   if (oishell == 0) {
     int null_fd = ::open("/dev/null", O_RDWR);
     ::dup2(null_fd, 0);
     ::dup2(null_fd, 1);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
     ::execv(args[0], args.data());
     _exit(127);
   }
