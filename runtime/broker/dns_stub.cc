@@ -39,6 +39,11 @@ Status set_nonblocking(int fd) {
   return Status::ok();
 }
 
+// RFC 6761 6.3: "localhost" and the names under it are the loopback, answered by name servers too. Inside the
+// sandbox that is the sandbox's own loopback (as /etc/hosts says on most hosts); never a synthetic address, which
+// would send "localhost" out through the broker as if it were a remote host.
+bool is_localhost(const std::string& name) { return name == "localhost" || name.ends_with(".localhost"); }
+
 bool is_reverse_zone(const std::string& name) {
   return name == "in-addr.arpa" || name == "ip6.arpa" || name.ends_with(".in-addr.arpa") ||
          name.ends_with(".ip6.arpa");
@@ -238,6 +243,15 @@ void DnsStub::answer_query(dns::Query query, const Origin& origin) {
       }
     }
     return reply(query, origin, dns::Rcode::nxdomain);
+  }
+  if (is_localhost(*name)) {
+    if (query.type == dns::rrtype::a) {
+      return reply(query, origin, dns::Rcode::noerror, {dns::address_record(*IpAddress::parse("127.0.0.1"), options_.ttl_seconds)});
+    }
+    if (query.type == dns::rrtype::aaaa) {
+      return reply(query, origin, dns::Rcode::noerror, {dns::address_record(*IpAddress::parse("::1"), options_.ttl_seconds)});
+    }
+    return reply(query, origin, dns::Rcode::noerror);
   }
   NetDecision decision = decide_name(spec_, *name);
   switch (decision.verdict) {

@@ -11,6 +11,8 @@
 //            survived, NODATA when the name has none of that family (or only the other one survived), NXDOMAIN
 //            when it does not exist, SERVFAIL on a resolver error or timeout, REFUSED and `net.denied` when the
 //            guard refused every address.
+// "localhost" and names under it (RFC 6761): 127.0.0.1 and ::1, the sandbox's own loopback, whatever the policy
+// says (no event, no upstream query); their other types NODATA.
 // Other types of allowed or asked names: NODATA, no upstream query. PTR of a synthetic address given out: its
 // name; any other name under in-addr.arpa / ip6.arpa: NXDOMAIN. Malformed: FORMERR; opcodes but QUERY: NOTIMP;
 // classes but IN: REFUSED; EDNS versions above 0: BADVERS.

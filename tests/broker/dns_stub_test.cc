@@ -334,6 +334,30 @@ TEST_F(DnsStubTest, AskNameGetsASyntheticAddressWithoutAnyUpstreamQuery) {
   EXPECT_EQ(3, ask("blocked.wild.example")->rcode);  // deny rules still win over ask
 }
 
+// RFC 6761: localhost names are the loopback, answered by the stub itself whatever the policy (here every unlisted
+// name is denied and reported), as /etc/hosts answers them on most hosts. A machine without an /etc/hosts entry
+// (Debian's guests of tools/kernels) got a synthetic address for "localhost" before, sent out through the broker.
+// The neighbour: an unlisted name under another top-level domain is still denied.
+TEST_F(DnsStubTest, LocalhostNamesAreTheSandboxsOwnLoopback) {
+  spec_.on_unlisted = OnUnlisted::deny;
+  start();
+  for (const char* name : {"localhost", "LocalHost.", "db.localhost"}) {
+    auto a = ask(name);
+    ASSERT_TRUE(a) << name;
+    EXPECT_EQ(0, a->rcode) << name;
+    EXPECT_EQ("127.0.0.1", a->address()) << name;
+    auto aaaa = ask(name, kAaaa);
+    ASSERT_TRUE(aaaa) << name;
+    EXPECT_EQ("::1", aaaa->address()) << name;
+    auto txt = ask(name, dns::rrtype::txt);
+    EXPECT_EQ(0, txt->rcode) << name;
+    EXPECT_TRUE(txt->answers.empty()) << name;
+  }
+  EXPECT_TRUE(resolver_.asked.empty());
+  EXPECT_EQ(0u, events_.size());
+  EXPECT_EQ(3, ask("localhost.example")->rcode);  // not a localhost name: the policy's (denied)
+}
+
 TEST_F(DnsStubTest, PinnedHostIsNotLookedUp) {
   start();
   auto a = ask("pinned.example");
