@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The first five minutes, as a newcomer meets them (issue 36): a fresh Debian 12 (a minbase root file system with
+# ca-certificates, git and sudo only, as `debootstrap --variant=minbase` gives it), an ordinary user with sudo, the
+# repository cloned, and the README's `tools/dev run` timed to the agent's first screen, at a pseudo-terminal, with
+# this machine's network (apt from its own sources; nothing else is reachable).
+#
+#   bench/first-run/run.sh [--keep DIR]
+#
+# Prints the wall clock of each phase (package installs; configure; build; the agent's first screen), the CPU time
+# of everything `tools/dev run` ran (a cpuacct cgroup of its own), the load average before and after (a shared
+# machine's wall clock says little without it) and the CPU count. The root file system is made once by mmdebstrap
+# and cached as a tarball in ~/.cache/oishell-first-run (keyed by the package list); each run unpacks a fresh copy
+# and deletes it at the end (--keep DIR keeps it there). Runs as root (chroot); needs mmdebstrap and util-linux.
+set -euo pipefail
+top="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+keep=""
+[ "${1:-}" = --keep ] && keep="$2"
+[ "$(id -u)" = 0 ] || { echo "bench/first-run: run as root (it builds a chroot)" >&2; exit 1; }
+command -v mmdebstrap >/dev/null || { echo "bench/first-run: mmdebstrap is missing (apt-get install mmdebstrap)" >&2; exit 1; }
+cache="${OISHELL_FIRST_RUN_CACHE:-$HOME/.cache/oishell-first-run}"
+mkdir -p "$cache"
+include=ca-certificates,git,sudo
+tarball="$cache/bookworm-minbase-$(echo "$include" | sha256sum | cut -c1-12).tar"
+sources=()
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+  [ -s "$f" ] && sources+=("$f")
+done
+if [ ! -f "$tarball" ]; then
+  # (the name ends in .tar: mmdebstrap chooses its output format by it)
+  mmdebstrap --quiet --variant=minbase --include="$include" bookworm "${tarball%.tar}.partial.tar" "${sources[@]}"
+  mv "${tarball%.tar}.partial.tar" "$tarball"
+fi
+
+root="${keep:-$(mktemp -d /var/tmp/oishell-first-run.XXXXXX)}"
+mkdir -p "$root"
+cgroup=/sys/fs/cgroup/cpuacct/oishell-first-run-$$
+cleanup() {
+  [ -d "$cgroup" ] && rmdir "$cgroup" 2>/dev/null
+  [ -n "$keep" ] || rm -rf "$root"
+}
+trap cleanup EXIT
+tar -C "$root" -xf "$tarball"
+# The machine's apt sources and resolver, as the newcomer's machine has its own; an ordinary user with sudo.
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+for f in "${sources[@]}"; do cp "$f" "$root$f"; done
+chroot "$root" useradd --create-home --shell /bin/bash newcomer
+echo 'newcomer ALL=(ALL) NOPASSWD: ALL' >"$root/etc/sudoers.d/newcomer"
+# The repository as a clone of this checkout's HEAD (what `git clone` of the project gives).
+mkdir -p "$root/srv/oishell.git"
+git clone -q --bare "$top" "$root/srv/oishell.git"
+chroot "$root" chown -R newcomer:newcomer /srv/oishell.git
+
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+mkdir "$cgroup"
+log="$root/home/newcomer/first-run.log"
+started=$(date +%s.%N)
+# In a mount namespace of its own: /proc, /sys and /dev for the chroot, gone with it.
+unshare -m --propagation private sh -c '
+  echo $$ >"'"$cgroup"'/cgroup.procs"
+  root="$1"
+  mount -t proc proc "$root/proc"
+  mount -t sysfs sysfs "$root/sys"
+  mount --rbind /dev "$root/dev"
+  exec chroot "$root" su - newcomer -c "
+    git clone -q /srv/oishell.git oishell && cd oishell &&
+    exec script -q -e -c \"tools/dev run\" /home/newcomer/first-run.log </dev/null >/dev/null 2>&1"
+' sh "$root" &
+runner=$!
+# The first screen: the agent's banner (or the no-model screen before it) on the terminal.
+first_screen=""
+while kill -0 "$runner" 2>/dev/null; do
+  if [ -f "$log" ] && grep -q -e 'openshell sandbox' -e 'OPENAI_API_KEY not found' "$log"; then
+    first_screen=$(date +%s.%N)
+    break
+  fi
+  sleep 0.5
+done
+wait "$runner" || true
+cpu_ns="$(cat "$cgroup/cpuacct.usage")"
+load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+stamp() { [ -e "$root/home/newcomer/oishell/$1" ] && stat -c %Y "$root/home/newcomer/oishell/$1" || echo ""; }
+configured="$(stamp build/CMakeCache.txt)"
+built="$(stamp build/tools/interpreter/interpreter)"
+since() { [ -n "$1" ] && awk -v a="$1" -v b="$started" 'BEGIN { printf "%.0f s", a - b }' || echo "-"; }
+echo "bench/first-run: $(nproc) CPUs; load before $load_before, after $load_after"
+echo "  configure started (packages installed)  $(since "$configured")"
+echo "  interpreter built                      $(since "$built")"
+echo "  first screen                           $(since "$first_screen")"
+awk -v ns="$cpu_ns" 'BEGIN { printf "  CPU time of everything it ran           %.0f s\n", ns / 1e9 }'
+[ -n "$first_screen" ] || { echo "bench/first-run: no first screen; the end of the terminal's log:" >&2; tail -20 "$log" >&2; exit 1; }
