@@ -1,7 +1,9 @@
 #include "agent/config/profile_builtin.h"
 
 #include <array>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace oishell::agent {
 namespace {
@@ -94,78 +96,6 @@ llm:
 version: 0.2.5
 )";
 
-constexpr std::string_view kLocal = R"(# local: a model server on this machine (Ollama, LM Studio, llama.cpp, vLLM), found at start (OI's `--local`).
-# The model writes fenced code blocks (small local models rarely call tools well).
-local: true
-offline: true
-llm:
-  supports_functions: false
-code_output_template: "The code ran. Its output:\n\"\"\"\n{content}\n\"\"\"\nWhat does it mean, and what should run next (if anything)?"
-empty_code_output_template: "The code ran and printed nothing. What should run next (if anything)?"
-version: 0.2.5
-)";
-
-constexpr std::string_view kLocalVision = R"(# local-vision: a local model server with a vision model (llava, llama3.2-vision, ...).
-local: true
-offline: true
-llm:
-  supports_functions: false
-  supports_vision: true
-code_output_template: "The code ran. Its output:\n\"\"\"\n{content}\n\"\"\"\nWhat does it mean, and what should run next (if anything)?"
-empty_code_output_template: "The code ran and printed nothing. What should run next (if anything)?"
-version: 0.2.5
-)";
-
-constexpr std::string_view kLocalOs = R"(# local-os: OI's computer use with a local model, on a virtual display inside the sandbox. Without tool calls the
-# model drives the screen from python (`computer`), as OI's OS mode does.
-os: true
-local: true
-offline: true
-llm:
-  supports_functions: false
-  supports_vision: true
-version: 0.2.5
-)";
-
-// codestral and llama3 through Ollama (ollama pull codestral / llama3): small context, fenced code blocks, short output.
-constexpr std::string_view kCodestral = R"(# codestral: Mistral's Codestral through a local Ollama (`ollama pull codestral`).
-llm:
-  model: ollama/codestral
-  supports_functions: false
-  context_window: 7000
-  max_tokens: 1000
-max_output: 600
-offline: true
-code_output_template: "The code ran. Its output:\n\"\"\"\n{content}\n\"\"\"\nWhat does it mean, and what should run next (if anything)?"
-empty_code_output_template: "The code ran and printed nothing. What should run next (if anything)?"
-version: 0.2.5
-)";
-
-constexpr std::string_view kCodestralVision = R"(# codestral-vision: Codestral through Ollama, with images (the model is told it may receive them).
-llm:
-  model: ollama/codestral
-  supports_functions: false
-  supports_vision: true
-  context_window: 7000
-  max_tokens: 1000
-max_output: 600
-offline: true
-version: 0.2.5
-)";
-
-constexpr std::string_view kCodestralOs = R"(# codestral-os: OI's computer use with Codestral, on a virtual display inside the sandbox (python's `computer`
-# without tool calls).
-os: true
-llm:
-  model: ollama/codestral
-  supports_functions: false
-  context_window: 7000
-  max_tokens: 1000
-max_output: 600
-offline: true
-version: 0.2.5
-)";
-
 constexpr std::string_view kAssistant = R"(# assistant: a terse executive assistant that acts at once and keeps going until the task is done.
 llm:
   model: gpt-4o
@@ -176,41 +106,6 @@ loop: true
 custom_instructions: >-
   You are an executive assistant. Be brief: one or two sentences. Do not lay out plans; say what you will do, then
   run the code. Prefer Python. Split complex work into several small blocks.
-version: 0.2.5
-)";
-
-constexpr std::string_view kLlama3 = R"(# llama3: Meta's Llama 3 through a local Ollama (`ollama pull llama3`).
-llm:
-  model: ollama/llama3
-  supports_functions: false
-  context_window: 7000
-  max_tokens: 1000
-offline: true
-code_output_template: "The code ran. Its output:\n\"\"\"\n{content}\n\"\"\"\nWhat does it mean, and what should run next (if anything)?"
-empty_code_output_template: "The code ran and printed nothing. What should run next (if anything)?"
-version: 0.2.5
-)";
-
-constexpr std::string_view kLlama3Vision = R"(# llama3-vision: Llama 3 through Ollama, with images.
-llm:
-  model: ollama/llama3
-  supports_functions: false
-  supports_vision: true
-  context_window: 7000
-  max_tokens: 1000
-offline: true
-version: 0.2.5
-)";
-
-constexpr std::string_view kLlama3Os = R"(# llama3-os: OI's computer use with Llama 3, on a virtual display inside the sandbox (python's `computer` without
-# tool calls).
-os: true
-llm:
-  model: ollama/llama3
-  supports_functions: false
-  context_window: 7000
-  max_tokens: 1000
-offline: true
 version: 0.2.5
 )";
 
@@ -245,21 +140,113 @@ llm:
 version: 0.2.5
 )";
 
-constexpr std::pair<std::string_view, std::string_view> kProfiles[] = {
+// A model served on this machine, in OI's three variants of each (`--local`, `--codestral`, `--llama3`, each also with
+// `--vision` and `--os`): the model writes fenced code blocks (small local models rarely call tools well), nothing
+// leaves the machine (`offline`), and each variant adds to its model's base what it says below.
+struct ServedModel {
+  std::string_view model;       // llm.model; "" for a model server found at start (`local: true`)
+  std::string_view before_llm;  // top-level keys before `llm:`
+  std::string_view llm_limits;  // llm keys after its abilities: Ollama's small context and short answers
+  std::string_view after_llm;   // top-level keys after `llm:` (how much of a block's output the model reads)
+};
+
+constexpr ServedModel kLocalServer{.model = "", .before_llm = "local: true\noffline: true\n", .llm_limits = "",
+                                   .after_llm = ""};
+// codestral and llama3 through Ollama (ollama pull codestral / llama3): small context, short output.
+constexpr ServedModel kCodestral{.model = "ollama/codestral",
+                                 .before_llm = "",
+                                 .llm_limits = "  context_window: 7000\n  max_tokens: 1000\n",
+                                 .after_llm = "max_output: 600\noffline: true\n"};
+constexpr ServedModel kLlama3{.model = "ollama/llama3",
+                              .before_llm = "",
+                              .llm_limits = "  context_window: 7000\n  max_tokens: 1000\n",
+                              .after_llm = "offline: true\n"};
+
+struct ServedVariant {
+  std::string_view name;
+  std::string_view comment;  // the profile's first lines
+  const ServedModel* base;
+  bool os = false;                  // `os: true`: computer use on a virtual display inside the sandbox
+  bool vision = false;              // llm.supports_vision
+  bool asks_about_output = false;   // the output templates below: the model is asked what the output means
+};
+
+constexpr std::string_view kAskAboutOutput =
+    R"(code_output_template: "The code ran. Its output:\n\"\"\"\n{content}\n\"\"\"\nWhat does it mean, and what should run next (if anything)?"
+empty_code_output_template: "The code ran and printed nothing. What should run next (if anything)?"
+)";
+
+constexpr ServedVariant kServed[] = {
+    {.name = "local",
+     .comment = "# local: a model server on this machine (Ollama, LM Studio, llama.cpp, vLLM), found at start (OI's "
+                "`--local`).\n# The model writes fenced code blocks (small local models rarely call tools well).\n",
+     .base = &kLocalServer, .asks_about_output = true},
+    {.name = "local-vision",
+     .comment = "# local-vision: a local model server with a vision model (llava, llama3.2-vision, ...).\n",
+     .base = &kLocalServer, .vision = true, .asks_about_output = true},
+    {.name = "local-os",
+     .comment = "# local-os: OI's computer use with a local model, on a virtual display inside the sandbox. Without "
+                "tool calls the\n# model drives the screen from python (`computer`), as OI's OS mode does.\n",
+     .base = &kLocalServer, .os = true, .vision = true},
+    {.name = "codestral",
+     .comment = "# codestral: Mistral's Codestral through a local Ollama (`ollama pull codestral`).\n",
+     .base = &kCodestral, .asks_about_output = true},
+    {.name = "codestral-vision",
+     .comment = "# codestral-vision: Codestral through Ollama, with images (the model is told it may receive them).\n",
+     .base = &kCodestral, .vision = true},
+    {.name = "codestral-os",
+     .comment = "# codestral-os: OI's computer use with Codestral, on a virtual display inside the sandbox (python's "
+                "`computer`\n# without tool calls).\n",
+     .base = &kCodestral, .os = true},
+    {.name = "llama3",
+     .comment = "# llama3: Meta's Llama 3 through a local Ollama (`ollama pull llama3`).\n",
+     .base = &kLlama3, .asks_about_output = true},
+    {.name = "llama3-vision",
+     .comment = "# llama3-vision: Llama 3 through Ollama, with images.\n",
+     .base = &kLlama3, .vision = true},
+    {.name = "llama3-os",
+     .comment = "# llama3-os: OI's computer use with Llama 3, on a virtual display inside the sandbox (python's "
+                "`computer` without\n# tool calls).\n",
+     .base = &kLlama3, .os = true},
+};
+
+std::string served_profile_text(const ServedVariant& v) {
+  const ServedModel& m = *v.base;
+  std::string text(v.comment);
+  if (v.os) text += "os: true\n";
+  text += m.before_llm;
+  text += "llm:\n";
+  if (!m.model.empty()) text += "  model: " + std::string(m.model) + "\n";
+  text += "  supports_functions: false\n";
+  if (v.vision) text += "  supports_vision: true\n";
+  text += m.llm_limits;
+  text += m.after_llm;
+  if (v.asks_about_output) text += kAskAboutOutput;
+  text += "version: 0.2.5\n";
+  return text;
+}
+
+// Every built-in profile in the order they are listed: written out above, or (an empty text) one of kServed's.
+struct BuiltinEntry {
+  std::string_view name;
+  std::string_view text;  // empty: made from kServed
+};
+
+constexpr BuiltinEntry kProfiles[] = {
     {"default", kDefault},
     {"fast", kFast},
     {"vision", kVision},
     {"os", kOs},
-    {"local", kLocal},
-    {"local-vision", kLocalVision},
-    {"local-os", kLocalOs},
-    {"codestral", kCodestral},
-    {"codestral-vision", kCodestralVision},
-    {"codestral-os", kCodestralOs},
+    {"local", {}},
+    {"local-vision", {}},
+    {"local-os", {}},
+    {"codestral", {}},
+    {"codestral-vision", {}},
+    {"codestral-os", {}},
     {"assistant", kAssistant},
-    {"llama3", kLlama3},
-    {"llama3-vision", kLlama3Vision},
-    {"llama3-os", kLlama3Os},
+    {"llama3", {}},
+    {"llama3-vision", {}},
+    {"llama3-os", {}},
     {"groq", kGroq},
     {"claude-code", kClaudeCode},
     {"swe-agent", kSweAgent},
@@ -268,17 +255,49 @@ constexpr std::pair<std::string_view, std::string_view> kProfiles[] = {
 
 constexpr auto kNames = [] {
   std::array<std::string_view, std::size(kProfiles)> names{};
-  for (size_t i = 0; i < names.size(); ++i) names[i] = kProfiles[i].first;
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kProfiles[i].name;
   return names;
 }();
+
+// Each empty text above is one of kServed's, and each of kServed's is listed above.
+constexpr bool listed_once_each() {
+  auto served = [](std::string_view name) {
+    for (const ServedVariant& v : kServed) {
+      if (v.name == name) return true;
+    }
+    return false;
+  };
+  size_t made = 0;
+  for (const BuiltinEntry& entry : kProfiles) {
+    if (!entry.text.empty()) continue;
+    if (!served(entry.name)) return false;
+    ++made;
+  }
+  return made == std::size(kServed);
+}
+static_assert(listed_once_each());
+
+// kServed's texts, made once (callers keep the views).
+const std::vector<std::pair<std::string_view, std::string>>& served_profiles() {
+  static const std::vector<std::pair<std::string_view, std::string>> texts = [] {
+    std::vector<std::pair<std::string_view, std::string>> made;
+    for (const ServedVariant& v : kServed) made.emplace_back(v.name, served_profile_text(v));
+    return made;
+  }();
+  return texts;
+}
 
 }  // namespace
 
 std::span<const std::string_view> builtin_profile_names() { return kNames; }
 
 std::optional<std::string_view> builtin_profile(std::string_view name) {
-  for (const auto& [n, text] : kProfiles) {
-    if (n == name) return text;
+  for (const BuiltinEntry& entry : kProfiles) {
+    if (entry.name != name) continue;
+    if (!entry.text.empty()) return entry.text;
+    for (const auto& [served, text] : served_profiles()) {
+      if (served == name) return std::string_view(text);
+    }
   }
   return std::nullopt;
 }
