@@ -30,16 +30,9 @@ json AnthropicClient::request_body(const std::string& system, const std::vector<
   if (settings_.temperature) body["temperature"] = *settings_.temperature;
   if (settings_.supports_functions) {
     body["tools"] = json::array();
-    if (!settings_.harness || settings_.harness->execute_tool) {
-      body["tools"].push_back({{"name", "execute"},
-                               {"description", kExecuteToolDescription},
-                               {"input_schema", execute_tool_schema(settings_.languages)}});
-    }
-    if (settings_.harness) {
-      for (const auto& tool : settings_.harness->tools) {
-        body["tools"].push_back(
-            {{"name", tool.name}, {"description", tool.description}, {"input_schema", tool.parameters}});
-      }
+    for (const OfferedTool& tool : offered_tools(settings_.harness.get(), settings_.languages)) {
+      body["tools"].push_back(
+          {{"name", tool.name}, {"description", tool.description}, {"input_schema", tool.parameters}});
     }
     if (settings_.computer) body["tools"].push_back(anthropic_computer_tool(*settings_.computer));
   }
@@ -120,29 +113,10 @@ Result<LlmResponse> AnthropicClient::complete(const std::string& system, const s
   if (settings_.computer && settings_.supports_functions) call.headers.push_back(kAnthropicComputerBeta);
   call.body = dump_json(request_body(system, messages));
 
-  LlmResponse response;
   std::vector<int> block_to_call;
-  Status stream_error;
-  auto outcome = stream_sse(settings_, call, sink, [&](const SseEvent& ev) {
-    if (!stream_error.is_ok()) return;
-    try {
-      stream_error = apply_anthropic_event(ev.event, ev.data, &response, &block_to_call, sink);
-    } catch (const nlohmann::json::exception& e) {  // a chunk of unexpected shape: reported, the rest kept
-      stream_error = Status::error(std::string("malformed chunk from the model's API: ") + e.what());
-    }
+  return stream_response(settings_, call, sink, [&](const SseEvent& ev, LlmResponse* response) {
+    return apply_anthropic_event(ev.event, ev.data, response, &block_to_call, sink);
   });
-  if (!outcome) return outcome.status();
-  if (!stream_error.is_ok()) {
-    if (response.text.empty() && response.tool_calls.empty()) return stream_error;
-    response.complete = false;
-    response.cut_reason = stream_error.message();
-  }
-  response.cancelled = outcome->cancelled;
-  if (!outcome->cut_reason.empty()) response.cut_reason = outcome->cut_reason;
-  if (!response.complete && response.cut_reason.empty() && !response.cancelled) {
-    response.cut_reason = "the connection closed before the answer was complete";
-  }
-  return response;
 }
 
 }  // namespace oishell::agent

@@ -71,6 +71,17 @@ json execute_tool_schema(const std::vector<std::string>& languages) {
           {"required", {"language", "code"}}};
 }
 
+std::vector<OfferedTool> offered_tools(const Harness* harness, const std::vector<std::string>& languages) {
+  std::vector<OfferedTool> tools;
+  if (!harness || harness->execute_tool) {
+    tools.push_back({"execute", kExecuteToolDescription, execute_tool_schema(languages)});
+  }
+  if (harness) {
+    for (const auto& tool : harness->tools) tools.push_back({tool.name, tool.description, tool.parameters});
+  }
+  return tools;
+}
+
 std::string output_as_user_text(const std::string& output) {
   const std::string shown = non_empty(output, "(no output)");
   const std::string fence = fence_for(shown);

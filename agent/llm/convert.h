@@ -16,6 +16,16 @@ namespace oishell::agent {
 nlohmann::json execute_tool_schema(const std::vector<std::string>& languages);
 extern const char* const kExecuteToolDescription;
 
+// A tool the model is offered, in neither wire format yet (each client wraps it in its own).
+struct OfferedTool {
+  std::string name;
+  std::string description;
+  nlohmann::json parameters;  // a JSON schema
+};
+// The tools a model that calls tools is offered, in order: `execute` (unless the harness has no use for it), then the
+// harness's own. (The computer tool, whose form differs between the APIs, each client adds itself.)
+std::vector<OfferedTool> offered_tools(const Harness* harness, const std::vector<std::string>& languages);
+
 // Images (agent/llm/image.h) go to a model that can see (`vision`) in each API's form: OpenAI's
 // {"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}} part of a user message, Anthropic's
 // {"type": "image", "source": {"type": "base64", "media_type", "data"}} block; to other models as a description.

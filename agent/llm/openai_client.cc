@@ -20,19 +20,10 @@ json OpenAiClient::request_body(const std::string& system, const std::vector<Mes
   if (settings_.stream_usage) body["stream_options"] = {{"include_usage", true}};
   if (settings_.supports_functions) {
     body["tools"] = json::array();
-    if (!settings_.harness || settings_.harness->execute_tool) {
-      body["tools"].push_back({{"type", "function"},
-                               {"function", {{"name", "execute"},
-                                             {"description", kExecuteToolDescription},
-                                             {"parameters", execute_tool_schema(settings_.languages)}}}});
-    }
-    if (settings_.harness) {
-      for (const auto& tool : settings_.harness->tools) {
-        body["tools"].push_back({{"type", "function"},
-                                 {"function", {{"name", tool.name},
-                                               {"description", tool.description},
-                                               {"parameters", tool.parameters}}}});
-      }
+    for (const OfferedTool& tool : offered_tools(settings_.harness.get(), settings_.languages)) {
+      body["tools"].push_back(
+          {{"type", "function"},
+           {"function", {{"name", tool.name}, {"description", tool.description}, {"parameters", tool.parameters}}}});
     }
     if (settings_.computer) body["tools"].push_back(openai_computer_tool(*settings_.computer));
   }
@@ -107,28 +98,9 @@ Result<LlmResponse> OpenAiClient::complete(const std::string& system, const std:
   }
   call.body = dump_json(request_body(system, messages));
 
-  LlmResponse response;
-  Status stream_error;
-  auto outcome = stream_sse(settings_, call, sink, [&](const SseEvent& ev) {
-    if (!stream_error.is_ok()) return;
-    try {
-      stream_error = apply_openai_chunk(ev.data, &response, sink);
-    } catch (const nlohmann::json::exception& e) {  // a chunk of unexpected shape: reported, the rest kept
-      stream_error = Status::error(std::string("malformed chunk from the model's API: ") + e.what());
-    }
+  return stream_response(settings_, call, sink, [&](const SseEvent& ev, LlmResponse* response) {
+    return apply_openai_chunk(ev.data, response, sink);
   });
-  if (!outcome) return outcome.status();
-  if (!stream_error.is_ok()) {
-    if (response.text.empty() && response.tool_calls.empty()) return stream_error;
-    response.complete = false;
-    response.cut_reason = stream_error.message();
-  }
-  response.cancelled = outcome->cancelled;
-  if (!outcome->cut_reason.empty()) response.cut_reason = outcome->cut_reason;
-  if (!response.complete && response.cut_reason.empty() && !response.cancelled) {
-    response.cut_reason = "the connection closed before the answer was complete";
-  }
-  return response;
 }
 
 }  // namespace oishell::agent

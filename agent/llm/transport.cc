@@ -138,4 +138,30 @@ Result<SseOutcome> stream_sse(const LlmSettings& settings, const SseCall& call, 
   }
 }
 
+Result<LlmResponse> stream_response(const LlmSettings& settings, const SseCall& call, StreamSink& sink,
+                                    const ApplySseEvent& apply) {
+  LlmResponse response;
+  Status stream_error;
+  auto outcome = stream_sse(settings, call, sink, [&](const SseEvent& ev) {
+    if (!stream_error.is_ok()) return;
+    try {
+      stream_error = apply(ev, &response);
+    } catch (const nlohmann::json::exception& e) {  // a chunk of unexpected shape: reported, the rest kept
+      stream_error = Status::error(std::string("malformed chunk from the model's API: ") + e.what());
+    }
+  });
+  if (!outcome) return outcome.status();
+  if (!stream_error.is_ok()) {
+    if (response.text.empty() && response.tool_calls.empty()) return stream_error;
+    response.complete = false;
+    response.cut_reason = stream_error.message();
+  }
+  response.cancelled = outcome->cancelled;
+  if (!outcome->cut_reason.empty()) response.cut_reason = outcome->cut_reason;
+  if (!response.complete && response.cut_reason.empty() && !response.cancelled) {
+    response.cut_reason = "the connection closed before the answer was complete";
+  }
+  return response;
+}
+
 }  // namespace oishell::agent

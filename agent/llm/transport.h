@@ -1,7 +1,8 @@
 #pragma once
 // One streaming request to an LLM API with the error handling both wire formats share: retries with backoff on
 // 429, 5xx and network errors (only while no byte of the answer has arrived), Retry-After honoured, and clear
-// messages for 401/403 (which key, from where, which provider) and other failures.
+// messages for 401/403 (which key, from where, which provider) and other failures; and the reading of the answer's
+// events into an LlmResponse, where a wire format brings only how one event applies (stream_response).
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +27,14 @@ struct SseOutcome {
 // `on_event` receives every SSE event of the (last) attempt.
 Result<SseOutcome> stream_sse(const LlmSettings& settings, const SseCall& call, StreamSink& sink,
                               const std::function<void(const SseEvent&)>& on_event);
+
+// One answer of either wire format, streamed with stream_sse: `apply` (the format's own reading) applies each event to
+// the answer. An error it returns, or an event of unexpected shape, ends the reading: what arrived before is kept as a
+// cut answer (cut_reason: the error), or the error is the result when nothing did. A cancel and a transfer cut after
+// data are recorded, and an answer whose end never came is cut ("the connection closed before ...").
+using ApplySseEvent = std::function<Status(const SseEvent& event, LlmResponse* response)>;
+Result<LlmResponse> stream_response(const LlmSettings& settings, const SseCall& call, StreamSink& sink,
+                                    const ApplySseEvent& apply);
 
 // "OpenAI-compatible API", "Anthropic API", "Ollama", "Azure OpenAI API".
 std::string provider_display_name(Provider p);
