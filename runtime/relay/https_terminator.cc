@@ -1,23 +1,20 @@
-// HttpsTerminator: see https_terminator.h.
+// HttpsTerminator (https_terminator.h): its two TLS sides and the pump between them. The sandbox-facing server and
+// the verifying client of the upstream run over memory BIOs; the encrypted bytes come and go through the caller,
+// each direction within its bound, and the pump moves what it can until nothing moves. What the plaintext holds is
+// followed by https_terminator_framing.cc and decided by https_terminator_decide.cc.
 #include "runtime/relay/https_terminator.h"
 
 #include <openssl/err.h>
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
-#include "policy/http_token.h"
-#include "runtime/relay/http_head_lines.h"
+#include "runtime/relay/https_terminator_answers.h"
 #include "runtime/relay/tls_upstream.h"
 
 namespace oishell::relay {
 namespace {
-
-using Json = nlohmann::ordered_json;  // keys in the order written: "error" first
 
 // Plaintext handed to SSL_write at once: one TLS record.
 constexpr size_t kRecord = 16 * 1024;
@@ -30,61 +27,6 @@ constexpr size_t kRecordOverhead = 256;
 constexpr size_t kInFlightRecord = kRecord + kRecordOverhead;
 // The pump repeats while something moves; this bounds the rounds (each moves at least one byte or changes state).
 constexpr int kMaxPumpRounds = 10000;
-constexpr std::string_view kNoRule = "no rule allows this method and path";
-constexpr std::string_view kEncodedEscape = "a rule with paths admits no percent-encoded percent (%25XX) in the path";
-constexpr std::string_view kEncodedEscapeWhy =
-    "the path holds %25 and two hex digits, an escape encoded twice: the rules match it decoded once, and a server "
-    "that decodes it again would serve another path";
-
-// A JSON object from (key, value) pairs, in the order given: "error" first, as the sandbox's tools expect to read.
-std::string json(std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
-  Json object = Json::object();
-  for (const auto& [key, value] : fields) object[std::string(key)] = std::string(value);
-  return object.dump();
-}
-
-std::string error_response(int code, std::string_view phrase, const std::string& text) {
-  return "HTTP/1.1 " + std::to_string(code) + " " + std::string(phrase) +
-         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(text.size()) +
-         "\r\nConnection: close\r\n\r\n" + text;
-}
-
-// The request head as the client wrote it, without the blank lines parse_request_head skips before it.
-std::string_view raw_head(std::string_view data, size_t consumed) {
-  std::string_view head = data.substr(0, consumed);
-  while (head.substr(0, 2) == "\r\n") head.remove_prefix(2);
-  return head;
-}
-
-// Moves the first `n` bytes of `from` to the end of `to`. A body streams through whole buffers, so the common case
-// (all of `from` into an empty `to`) swaps the two rather than copying.
-void move_front(std::string& from, size_t n, std::string& to) {
-  if (n == from.size() && to.empty()) {
-    to.swap(from);
-    from.clear();
-    return;
-  }
-  to.append(from, 0, n);
-  from.erase(0, n);
-}
-
-// Whether the path of `target` (the query is not matched by any rule) holds a percent-encoded escape: "%25" and
-// two hex digits, either case. decode_request_path decodes once, so "/api/%252e%252e/admin" is the path
-// "/api/%2e%2e/admin", which "/api/**" matches; a server (or a proxy in front of it) that decodes again reads
-// "/admin" (issue 33, finding 9).
-bool holds_encoded_escape(std::string_view target) {
-  target = target.substr(0, target.find_first_of("?#"));
-  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
-  for (size_t at = 0; at + 5 <= target.size(); ++at) {
-    if (target.substr(at, 3) == "%25" && hex(target[at + 3]) && hex(target[at + 4])) return true;
-  }
-  return false;
-}
-
-bool names_host(std::string_view value, const std::string& host, uint16_t port) {
-  auto authority = parse_authority(value, port);
-  return authority && authority->host == host && authority->port == port;
-}
 
 }  // namespace
 
@@ -190,7 +132,8 @@ void HttpsTerminator::start_upstream() {
   if (!made) {
     upstream_.failed = true;
     event({.kind = TerminatorEvent::Kind::tls_error, .reason = "upstream side: " + made.message()});
-    fail_upstream(json({{"error", "upstream_tls"}, {"host", config_.host}, {"reason", made.message()}}));
+    fail_upstream(
+        terminator_error_json({{"error", "upstream_tls"}, {"host", config_.host}, {"reason", made.message()}}));
     return;
   }
   SSL_set_connect_state(upstream_.ssl.get());
@@ -380,13 +323,14 @@ void HttpsTerminator::upstream_handshake() {
     std::string reason = X509_verify_cert_error_string(verify);
     event({.kind = TerminatorEvent::Kind::upstream_certificate,
            .reason = "the certificate of " + config_.host + " was refused: " + reason});
-    fail_upstream(json({{"error", "upstream_certificate"}, {"host", config_.host}, {"reason", reason}}));
+    fail_upstream(
+        terminator_error_json({{"error", "upstream_certificate"}, {"host", config_.host}, {"reason", reason}}));
     return;
   }
   std::string reason = upstream_.eof ? std::string("the upstream closed during the handshake")
                                      : openssl_error("SSL_do_handshake").message();
   event({.kind = TerminatorEvent::Kind::tls_error, .reason = "upstream side handshake: " + reason});
-  fail_upstream(json({{"error", "upstream_tls"}, {"host", config_.host}, {"reason", reason}}));
+  fail_upstream(terminator_error_json({{"error", "upstream_tls"}, {"host", config_.host}, {"reason", reason}}));
 }
 
 void HttpsTerminator::read_plain(Side& side) {
@@ -450,312 +394,9 @@ void HttpsTerminator::write_plain(Side& side, std::string& from, size_t limit,
   from.erase(0, written);
 }
 
-void HttpsTerminator::process_requests() {
-  while (!done_ && request_ != RequestState::closed) {
-    if (request_ == RequestState::head) {
-      if (client_plain_.empty()) {
-        if (client_.eof) request_ = RequestState::closed;  // no further request; what is owed is still sent
-        return;
-      }
-      HeadParse parsed = parse_request_head(client_plain_, config_.max_head_bytes);
-      if (parsed.status == HeadStatus::incomplete) {
-        if (client_.eof) {
-          event({.kind = TerminatorEvent::Kind::refused, .reason = "the sandbox closed inside a request head"});
-          request_ = RequestState::closed;
-        }
-        return;
-      }
-      if (parsed.status != HeadStatus::complete) {
-        bool large = parsed.status == HeadStatus::too_large;
-        event({.kind = TerminatorEvent::Kind::refused, .reason = parsed.error});
-        refuse(large ? 431 : 400, large ? "Request Header Fields Too Large" : "Bad Request",
-               json({{"error", "bad_request"}, {"host", config_.host}, {"reason", parsed.error}}));
-        return;
-      }
-      std::string head_text(raw_head(client_plain_, parsed.consumed));
-      client_plain_.erase(0, parsed.consumed);
-      if (!decide(parsed.head, head_text)) return;
-      continue;
-    }
-    if (client_plain_.empty()) {
-      if (client_.eof) {  // the body was cut short: the upstream must not take it as complete
-        event({.kind = TerminatorEvent::Kind::refused, .reason = "the sandbox closed inside a request body"});
-        finish();
-      }
-      return;
-    }
-    size_t n = 0;
-    if (request_ == RequestState::body_length) {
-      n = static_cast<size_t>(std::min<uint64_t>(request_left_, client_plain_.size()));
-      request_left_ -= n;
-      if (request_left_ == 0) request_ = RequestState::head;
-    } else {
-      auto fed = request_chunks_.feed(client_plain_);
-      if (!fed) {
-        // Part of the body is upstream already: the upstream connection cannot be reused, so both end here.
-        event({.kind = TerminatorEvent::Kind::refused, .reason = "request body: " + fed.status().message()});
-        finish();
-        return;
-      }
-      n = *fed;
-      if (request_chunks_.done()) request_ = RequestState::head;
-    }
-    move_front(client_plain_, n, to_upstream_);
-  }
-}
-
-bool HttpsTerminator::decide(const HttpRequestHead& head, std::string_view head_text) {
-  auto refuse_bad = [&](const std::string& reason, const std::string& method, const std::string& path) {
-    event({.kind = TerminatorEvent::Kind::refused, .method = method, .path = path, .reason = reason});
-    refuse(400, "Bad Request", json({{"error", "bad_request"}, {"host", config_.host}, {"reason", reason}}));
-    return false;
-  };
-  auto method = normalise_method(head.method);
-  if (!method) return refuse_bad("bad method: " + method.status().message(), "", "");
-  // A request through the tunnel names its resource in origin-form; the Host header must name the tunnel's host,
-  // or a server with several virtual hosts behind this certificate would answer for another one.
-  if (head.target.empty() || head.target[0] != '/') {
-    return refuse_bad("the request target is not in origin-form (\"/path\")", *method, "");
-  }
-  auto path = decode_request_path(head.target);
-  if (!path) return refuse_bad("request target: " + path.status().message(), *method, "");
-  if (head.count("host") != 1 || !names_host(*head.header("host"), config_.host, config_.port)) {
-    return refuse_bad("the request needs exactly one Host header naming " + config_.host, *method, *path);
-  }
-  if (head.header("upgrade") != nullptr) {
-    // A WebSocket or h2c would turn the connection into something else than HTTP/1.1 requests, which no rule
-    // could then decide.
-    event({.kind = TerminatorEvent::Kind::refused, .method = *method, .path = *path,
-           .reason = "Upgrade is not supported on a terminated connection"});
-    refuse(403, "Forbidden",
-           json({{"error", "upgrade_refused"}, {"host", config_.host}, {"method", *method}, {"path", *path}}));
-    return false;
-  }
-  auto framing = request_body_framing(head);
-  if (!framing) return refuse_bad("request framing: " + framing.status().message(), *method, *path);
-
-  // A rule with paths never admits a path holding "%25XX": what it matched is not what a server decoding twice
-  // serves. A rule without paths admits any path, this one too.
-  const bool encoded_escape = holds_encoded_escape(head.target);
-  bool escape_refused = false;
-  const TerminatedRule* decided = nullptr;
-  for (size_t i = 0; i < config_.rules.size() && decided == nullptr; ++i) {
-    const HostRule& rule = *config_.rules[i].rule;
-    bool method_ok = rule.methods.empty() || std::find(rule.methods.begin(), rule.methods.end(), *method) !=
-                                                 rule.methods.end();
-    if (method_ok && encoded_escape && !globs_[i].empty()) {
-      escape_refused = true;
-      continue;
-    }
-    bool path_ok = globs_[i].empty() || std::any_of(globs_[i].begin(), globs_[i].end(),
-                                                    [&](const PathGlob& glob) { return glob.matches(*path); });
-    if (method_ok && path_ok) decided = &config_.rules[i];
-  }
-  if (decided == nullptr && escape_refused) {
-    event({.kind = TerminatorEvent::Kind::denied, .method = *method, .path = *path,
-           .rule = std::string(kEncodedEscape), .reason = std::string(kEncodedEscapeWhy)});
-    refuse(403, "Forbidden",
-           json({{"error", "policy_denied"}, {"host", config_.host}, {"method", *method}, {"path", *path},
-                {"rule", kEncodedEscape}, {"reason", kEncodedEscapeWhy}}));
-    return false;
-  }
-  if (decided == nullptr) {
-    // The connection ends after the 403: any body of the refused request would otherwise have to be read and
-    // skipped by its framing before the next request, for nothing the client could still use.
-    event({.kind = TerminatorEvent::Kind::denied, .method = *method, .path = *path, .rule = std::string(kNoRule)});
-    refuse(403, "Forbidden",
-           json({{"error", "policy_denied"}, {"host", config_.host}, {"method", *method}, {"path", *path},
-                {"rule", kNoRule}}));
-    return false;
-  }
-  const std::string& rule_text = decided->rule->text;
-  RewriteResult rewritten = rewrite_request_head(head_text, decided->bindings, config_.all_placeholders);
-  if (!rewritten.ok) {
-    event({.kind = TerminatorEvent::Kind::credential_refused, .method = *method, .path = *path, .rule = rule_text,
-           .credential = rewritten.refused_credential, .reason = rewritten.reason});
-    refuse(403, "Forbidden",
-           json({{"error", "credential_refused"}, {"host", config_.host}, {"method", *method}, {"path", *path},
-                {"credential", rewritten.refused_credential}, {"reason", rewritten.reason}}));
-    return false;
-  }
-  event({.kind = TerminatorEvent::Kind::allowed, .method = *method, .path = *path, .rule = rule_text});
-  for (const std::string& name : rewritten.replaced) {
-    event({.kind = TerminatorEvent::Kind::credential_used, .method = *method, .path = *path, .rule = rule_text,
-           .credential = name});
-  }
-  const bool credentialed = !rewritten.replaced.empty();
-  if (credentialed) {
-    // What the relay put in is not to come back: the Basic forms it made join the scrubber, and the answer must come
-    // as it is (a compressed echo would pass the scrubber unseen).
-    for (const CredentialBinding& binding : decided->bindings) {
-      if (iequals(binding.scheme, "basic")) {
-        for (const std::string& token : header_tokens(rewritten.head, binding.header, "basic")) {
-          scrubber_.add(binding.name, token);
-        }
-      }
-    }
-    rewritten.head = with_identity_encoding(rewritten.head);
-  }
-  to_upstream_ += rewritten.head;
-  pending_.push_back({.local = false, .method = *method, .credentialed = credentialed});
-  switch (framing->kind) {
-    case BodyKind::none: request_ = RequestState::head; break;
-    case BodyKind::length:
-      request_ = RequestState::body_length;
-      request_left_ = framing->length;
-      break;
-    case BodyKind::chunked:
-      request_ = RequestState::body_chunked;
-      request_chunks_ = ChunkedScanner();
-      break;
-  }
-  start_upstream();
-  return !done_;
-}
-
-void HttpsTerminator::refuse(int code, std::string_view reason_phrase, const std::string& body) {
-  // Redacted like the events: the reasons quoted in these bodies name places, never values, but a secret must not
-  // reach the sandbox even if one ever did.
-  pending_.push_back({.local = true, .response = error_response(code, reason_phrase, redact(body, all_bindings_))});
-  request_ = RequestState::closed;
-  client_plain_.clear();
-  emit_local_responses();
-}
-
-void HttpsTerminator::emit_local_responses() {
-  while (!pending_.empty() && pending_.front().local) {
-    to_sandbox_.content(pending_.front().response);
-    pending_.pop_front();
-  }
-}
-
-void HttpsTerminator::response_done() {
-  pending_.pop_front();
-  response_ = ResponseState::head;
-  response_started_ = false;
-  emit_local_responses();
-}
-
-void HttpsTerminator::process_responses() {
-  while (!done_ && !upstream_plain_.empty()) {
-    if (response_ == ResponseState::head) {
-      if (pending_.empty() || pending_.front().local) {
-        event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "upstream side: bytes no request asked for"});
-        finish();
-        return;
-      }
-      ResponseHeadParse parsed = parse_response_head(upstream_plain_, config_.max_head_bytes);
-      if (parsed.status == HeadStatus::incomplete) break;
-      Result<ResponseFraming> framing = Status::error(parsed.error);
-      if (parsed.status == HeadStatus::complete) {
-        framing = parsed.code == 101 ? Result<ResponseFraming>(Status::error("101 Switching Protocols unasked"))
-                                     : response_body_framing(parsed, pending_.front().method);
-      }
-      if (!framing) {
-        std::string reason = "bad response: " + framing.status().message();
-        event({.kind = TerminatorEvent::Kind::upstream_error, .method = pending_.front().method, .reason = reason});
-        fail_upstream(json({{"error", "upstream_response"}, {"host", config_.host}, {"reason", reason}}));
-        return;
-      }
-      if (pending_.front().credentialed) {
-        for (const HttpHeader& header : parsed.headers) {
-          if (iequals(header.name, "content-encoding") && !iequals(trim_ows(header.value), "identity")) {
-            std::string reason = "a response to a request carrying a credential came with Content-Encoding " +
-                                 std::string(trim_ows(header.value).substr(0, 64)) + ", which the relay cannot check for the secret";
-            event({.kind = TerminatorEvent::Kind::upstream_error, .method = pending_.front().method,
-                   .reason = reason});
-            fail_upstream(json({{"error", "upstream_response"}, {"host", config_.host}, {"reason", reason}}));
-            return;
-          }
-        }
-      }
-      to_sandbox_.content(std::string_view(upstream_plain_).substr(0, parsed.consumed));
-      upstream_plain_.erase(0, parsed.consumed);
-      response_started_ = true;
-      if (parsed.code < 200) continue;  // interim (100 Continue, 103 Early Hints): the final one follows
-      switch (framing->kind) {
-        case ResponseBody::none: response_done(); break;
-        case ResponseBody::length:
-          response_ = ResponseState::body_length;
-          response_left_ = framing->length;
-          break;
-        case ResponseBody::chunked:
-          response_ = ResponseState::body_chunked;
-          response_chunks_ = ChunkedScanner();
-          break;
-        case ResponseBody::until_close: response_ = ResponseState::body_until_close; break;
-      }
-      continue;
-    }
-    if (response_ == ResponseState::body_chunked) {
-      if (Status split = split_chunked(); !split) {
-        event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "bad response body: " + split.message()});
-        finish();
-        return;
-      }
-    } else {
-      size_t n = upstream_plain_.size();
-      if (response_ == ResponseState::body_length) {
-        n = static_cast<size_t>(std::min<uint64_t>(response_left_, n));
-        response_left_ -= n;
-      }
-      to_sandbox_.content(std::string_view(upstream_plain_).substr(0, n));
-      upstream_plain_.erase(0, n);
-    }
-    if ((response_ == ResponseState::body_length && response_left_ == 0) ||
-        (response_ == ResponseState::body_chunked && response_chunks_.done())) {
-      response_done();
-    }
-  }
-  if (done_ || !upstream_.eof || !upstream_plain_.empty()) return;
-  // The upstream's last byte: a response read until close ends here; any other one it still owed never comes.
-  if (response_ == ResponseState::body_until_close) response_done();
-  if (!pending_.empty() && !pending_.front().local) {
-    if (!response_started_) {
-      event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "upstream side: closed before its response"});
-      fail_upstream(json({{"error", "upstream_closed"}, {"host", config_.host}}));
-    } else {
-      event({.kind = TerminatorEvent::Kind::upstream_error, .reason = "upstream side: closed inside a response"});
-      finish();
-    }
-    return;
-  }
-  request_ = RequestState::closed;  // nothing more can go upstream; the owed local answers still do
-}
-
-Status HttpsTerminator::split_chunked() {
-  using Part = ChunkedScanner::Part;
-  const std::string_view plain(upstream_plain_);
-  size_t used = 0;
-  Status status = Status::ok();
-  while (used < plain.size() && !response_chunks_.done()) {
-    const Part part = response_chunks_.part();
-    // Data goes in runs; a framing or trailer byte one at a time, so that each byte's part is known.
-    const size_t n = part == Part::data
-                         ? static_cast<size_t>(std::min<uint64_t>(response_chunks_.data_left(), plain.size() - used))
-                         : 1;
-    const std::string_view piece = plain.substr(used, n);
-    auto fed = response_chunks_.feed(piece);
-    if (!fed) {
-      status = fed.status();
-      break;
-    }
-    if (part == Part::framing) {
-      response_framing_.append(piece);
-    } else {
-      to_sandbox_.framing(response_framing_);  // whole: the body went on past it
-      response_framing_.clear();
-      to_sandbox_.content(piece);
-    }
-    used += n;
-  }
-  upstream_plain_.erase(0, used);
-  return status;
-}
-
 void HttpsTerminator::fail_upstream(const std::string& body) {
   if (client_.handshake_done && !client_.failed && !response_started_) {
-    to_sandbox_.content(error_response(502, "Bad Gateway", redact(body, all_bindings_)));
+    to_sandbox_.content(terminator_error_response(502, "Bad Gateway", redact(body, all_bindings_)));
   }
   finish();
 }
