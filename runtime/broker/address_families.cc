@@ -16,7 +16,7 @@ bool brokered_family(int family) {
 
 int refused_address(int domain, const sockaddr_storage& addr, socklen_t len) {
   if (!brokered_family(domain)) return EAFNOSUPPORT;
-  if (addr.ss_family == AF_UNSPEC) return 0;  // a disconnect (broker.cc)
+  if (addr.ss_family == AF_UNSPEC) return 0;  // a disconnect (broker_decisions.cc)
   if (!brokered_family(addr.ss_family)) return EAFNOSUPPORT;
   if (domain != AF_NETLINK) return 0;
   if (addr.ss_family != AF_NETLINK || len < sizeof(sockaddr_nl)) return EINVAL;

@@ -1,6 +1,6 @@
 #pragma once
 // Which connects the broker may make at all, by the socket's family and the sockaddr's: a pure decision, before
-// any other (broker.cc). The broker connects with more rights than the caller has (the supervisor owns the
+// any other (broker_decisions.cc). The broker connects with more rights than the caller has (the supervisor owns the
 // sandbox's user namespace, so the kernel's own checks of capabilities in that namespace pass for it), so every
 // check the kernel would make against an unprivileged caller that those rights would skip is made here, and a
 // family the broker has no rule for is never connected: fail closed.
