@@ -320,9 +320,18 @@ try {
     const saved = fs.readFileSync(file, 'utf8').trim();
     assert.match(saved, /^[0-9a-f]{64}$/);
     assert.doesNotMatch(first.stderr(), new RegExp(saved));  // said once: in the file, not on stderr
-    const { client: c } = await connect(a.url, saved);
-    await c.ping();
-    await c.close();
+    // (CI saw one request of this check time out once, under a heavy load: a failure says which step, at what
+    // address, and what the server said.)
+    let step = `connect to ${a.url}`;
+    try {
+      const { client: c } = await connect(a.url, saved);
+      step = 'ping';
+      await c.ping();
+      step = 'close';
+      await c.close();
+    } catch (e) {
+      throw new Error(`${step}: ${e.message}; the server's stderr:\n${first.stderr()}`);
+    }
     first.child.kill('SIGTERM');
     await first.exited;
     fs.chmodSync(file, 0o644);
