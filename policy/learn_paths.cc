@@ -15,10 +15,6 @@ namespace {
 
 enum class Cover { none, read_write, scratch, read_only, protect, sandbox_own, hidden };
 
-size_t depth(const std::string& path) {
-  return path == "/" ? 0 : static_cast<size_t>(std::count(path.begin(), path.end(), '/'));
-}
-
 std::string parent_of(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == 0 ? "/" : path.substr(0, slash);
@@ -260,7 +256,7 @@ PathEntries PathLearner::learn(const std::vector<LearnedPath>& paths) {
   auto deepest = [](const std::set<std::string>& grants, const std::string& path) -> std::string {
     std::string best;
     for (const auto& g : grants) {
-      if (path_within(path, g) && (best.empty() || depth(g) > depth(best))) best = g;
+      if (path_within(path, g) && (best.empty() || path_depth(g) > path_depth(best))) best = g;
     }
     return best;
   };
@@ -269,7 +265,7 @@ PathEntries PathLearner::learn(const std::vector<LearnedPath>& paths) {
       const bool write = uses == &kept_writes;
       std::string in_rw = deepest(rw, u.want);
       std::string in_ro = write ? "" : deepest(ro, u.want);
-      bool to_ro = !in_ro.empty() && (in_rw.empty() || depth(in_ro) > depth(in_rw));
+      bool to_ro = !in_ro.empty() && (in_rw.empty() || path_depth(in_ro) > path_depth(in_rw));
       Tally& tally = to_ro ? ro_tally[in_ro] : rw_tally[in_rw];
       tally.add(u.seen->program, verb_of(u.seen->mode), u.path, u.seen->count);
     }

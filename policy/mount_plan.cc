@@ -6,13 +6,10 @@
 #include <algorithm>
 
 #include "policy/compiler.h"
+#include "policy/paths.h"
 
 namespace oishell::policy {
 namespace {
-
-size_t depth(const std::string& path) {
-  return path == "/" ? 0 : static_cast<size_t>(std::count(path.begin(), path.end(), '/'));
-}
 
 bool is_bind(MountStep::Kind k) { return k == MountStep::Kind::bind_ro || k == MountStep::Kind::bind_rw; }
 
@@ -27,7 +24,7 @@ const Planned* nearest_mount(const std::vector<Planned>& plan, const std::string
   const Planned* best = nullptr;
   for (const auto& p : plan) {
     if (p.step.kind == MountStep::Kind::symlink) continue;
-    if (path_within(path, p.step.target) && (!best || depth(p.step.target) >= depth(best->step.target))) best = &p;
+    if (path_within(path, p.step.target) && (!best || path_depth(p.step.target) >= path_depth(best->step.target))) best = &p;
   }
   return best;
 }
@@ -297,7 +294,7 @@ Status plan_filesystem(const FsPlanInput& in, SandboxSpec& spec, std::vector<Dia
     if (!replaced) unique.push_back(plan[i]);
   }
   std::stable_sort(unique.begin(), unique.end(), [](const Planned& a, const Planned& b) {
-    if (depth(a.step.target) != depth(b.step.target)) return depth(a.step.target) < depth(b.step.target);
+    if (path_depth(a.step.target) != path_depth(b.step.target)) return path_depth(a.step.target) < path_depth(b.step.target);
     return a.step.kind != MountStep::Kind::protect && b.step.kind == MountStep::Kind::protect;
   });
 

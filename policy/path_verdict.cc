@@ -9,10 +9,6 @@
 namespace oishell::policy {
 namespace {
 
-size_t depth(const std::string& path) {
-  return path == "/" ? 0 : static_cast<size_t>(std::count(path.begin(), path.end(), '/'));
-}
-
 bool is_system(const std::string& path) {
   const auto& dirs = system_dirs();
   return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return path_within(path, d); });
@@ -35,7 +31,7 @@ const MountStep* deciding_step(const SandboxSpec& spec, const std::string& path)
   for (const auto& m : spec.mounts) {
     if (m.kind == MountStep::Kind::symlink || !path_within(path, m.target)) continue;
     if (m.kind == MountStep::Kind::hide) return &m;
-    if (!best || depth(m.target) >= depth(best->target)) best = &m;
+    if (!best || path_depth(m.target) >= path_depth(best->target)) best = &m;
   }
   return best;
 }

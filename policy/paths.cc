@@ -1,6 +1,7 @@
 // Policy path expansion and normalisation: see paths.h.
 #include "policy/paths.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ bool path_within(std::string_view path, std::string_view base) {
   if (base == "/") return true;
   if (!path.starts_with(base)) return false;
   return path.size() == base.size() || path[base.size()] == '/';
+}
+
+size_t path_depth(std::string_view path) {
+  return path == "/" ? 0 : static_cast<size_t>(std::count(path.begin(), path.end(), '/'));
 }
 
 Result<std::string> expand_path(std::string_view text, PathRole role, const PathVars& vars) {

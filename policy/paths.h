@@ -36,4 +36,7 @@ std::string normalise_path(std::string_view path);
 // True when `path` is `base` or lies below it (both normalised absolute paths).
 bool path_within(std::string_view path, std::string_view base);
 
+// How many components a normalised absolute path has: 0 for `/`, 1 for `/a`, 2 for `/a/b`.
+size_t path_depth(std::string_view path);
+
 }  // namespace oishell::policy

@@ -28,7 +28,7 @@ bool exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-std::string without_extension(const std::string& name) {
+std::string profile_name_of(const std::string& name) {
   for (const char* ext : {".yaml", ".yml", ".py"}) {
     if (name.ends_with(ext)) return name.substr(0, name.size() - std::string_view(ext).size());
   }
@@ -56,7 +56,7 @@ int show_folder(const std::string& dir, const EnvLookup& env, std::FILE* out, st
 }  // namespace
 
 Result<std::vector<std::string>> reset_profiles(const std::string& name, const EnvLookup& env) {
-  std::string only = without_extension(name);
+  std::string only = profile_name_of(name);
   if (!only.empty() && !builtin_profile(only)) {
     std::string names;
     for (const auto& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + std::string(n);

@@ -27,7 +27,7 @@ bool within(const std::string& path, const std::string& dir) {
                                           path[dir.size()] == '/'));
 }
 
-bool looks_like_file(const std::string& policy) {
+bool names_policy_file(const std::string& policy) {
   return policy.find('/') != std::string::npos || policy.ends_with(".yaml") || policy.ends_with(".yml") ||
          policy.ends_with(".json");
 }
@@ -137,7 +137,7 @@ Result<KeepPlan> plan_keep(const KeepContext& context, const std::string& rule) 
   const std::string config = real_or_same(context.config_dir);
   KeepPlan plan;
   std::string extends;
-  if (!context.session_policy.empty() && looks_like_file(context.session_policy)) {
+  if (!context.session_policy.empty() && names_policy_file(context.session_policy)) {
     std::string file = real_or_same(context.session_policy);
     if (within(file, workspace) || within(file, config)) {
       plan.path = file;

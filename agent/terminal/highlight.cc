@@ -6,7 +6,7 @@
 namespace oishell::agent {
 namespace {
 
-constexpr const char* kReset = "\033[0m";
+constexpr const char* kHighlightReset = "\033[0m";
 constexpr const char* kKeyword = "\033[35m";  // magenta
 constexpr const char* kString = "\033[32m";   // green
 constexpr const char* kComment = "\033[90m";  // grey
@@ -67,8 +67,8 @@ bool Highlighter::line_comment_start(char c, char /*next*/) const {
 std::string Highlighter::flush_word() {
   if (word_.empty()) return {};
   std::string out;
-  if (is_keyword(word_)) out = std::string(kKeyword) + word_ + kReset;
-  else if (std::isdigit(static_cast<unsigned char>(word_[0]))) out = std::string(kNumber) + word_ + kReset;
+  if (is_keyword(word_)) out = std::string(kKeyword) + word_ + kHighlightReset;
+  else if (std::isdigit(static_cast<unsigned char>(word_[0]))) out = std::string(kNumber) + word_ + kHighlightReset;
   else out = word_;
   word_.clear();
   return out;
@@ -88,7 +88,7 @@ std::string Highlighter::feed(std::string_view code) {
     }
     if (comment_) {
       if (c == '\n') {
-        out += kReset;
+        out += kHighlightReset;
         comment_ = false;
       }
       out.push_back(c);
@@ -98,7 +98,7 @@ std::string Highlighter::feed(std::string_view code) {
       escape_.push_back(c);
       const EscapeMatch match = match_escape(escape_);
       if (match == EscapeMatch::complete) {
-        out += std::string(kEscape) + escape_ + kReset;
+        out += std::string(kEscape) + escape_ + kHighlightReset;
         escape_.clear();
       }
       if (match != EscapeMatch::no) continue;
@@ -111,7 +111,7 @@ std::string Highlighter::feed(std::string_view code) {
       else if (c == '\\') escaped_ = true;
       else if (c == quote_ || (c == '\n' && quote_ != '`' && language_ != "python")) {
         quote_ = 0;
-        out += kReset;
+        out += kHighlightReset;
       }
       continue;
     }
@@ -144,7 +144,7 @@ std::string Highlighter::feed(std::string_view code) {
 std::string Highlighter::finish() {
   std::string out = flush_word() + std::exchange(escape_, {});
   if (pending_slash_) out.push_back('/');
-  if (comment_ || quote_) out += kReset;
+  if (comment_ || quote_) out += kHighlightReset;
   comment_ = false;
   quote_ = 0;
   pending_slash_ = 0;

@@ -11,7 +11,7 @@ constexpr const char* kDim = "\033[2m";
 constexpr const char* kRed = "\033[31m";
 constexpr const char* kYellow = "\033[33m";
 constexpr const char* kBoldYellow = "\033[1;33m";
-constexpr const char* kReset = "\033[0m";
+constexpr const char* kDisplayReset = "\033[0m";
 // The agent's marks: reverse video, cells with a background. Block output cannot draw one (the inline filter drops
 // SGR 7 and every background colour, base/terminal_filter.h), and the model's text cannot either (escaped; the
 // highlighter's reverse video holds only an escape such as \u{200b}, never a label), so a line that starts with
@@ -49,7 +49,7 @@ void TerminalDisplay::write(std::string_view s) {
 
 std::string TerminalDisplay::mark(const char* style, std::string_view label) const {
   if (!marks_) return {};
-  return std::string(style) + " " + std::string(label) + " " + kReset + " ";
+  return std::string(style) + " " + std::string(label) + " " + kDisplayReset + " ";
 }
 
 void TerminalDisplay::end_line() {
@@ -86,7 +86,7 @@ void TerminalDisplay::waiting(bool on) {
 
 void TerminalDisplay::tick() {
   if (!spinning_) return;
-  std::fprintf(out_, "\r%s%s%s", kDim, kFrames[frame_++ % 10], kReset);
+  std::fprintf(out_, "\r%s%s%s", kDim, kFrames[frame_++ % 10], kDisplayReset);
   std::fflush(out_);
 }
 
@@ -102,7 +102,7 @@ void TerminalDisplay::code_begin(const std::string& language) {
   code_language_ = escape_for_terminal(language.empty() ? "python" : language);
   block_ = {language.empty() ? "python" : language, "", answering_};
   if (colour_) {
-    write(std::string(kDim) + "─── " + code_language_ + " " + kReset + "\n");
+    write(std::string(kDim) + "─── " + code_language_ + " " + kDisplayReset + "\n");
     highlighter_.emplace(code_language_);
   } else {
     write("```" + escape_for_terminal(language) + "\n");
@@ -124,7 +124,7 @@ void TerminalDisplay::code_end() {
     write(rest);
   }
   end_line();
-  write(colour_ ? std::string(kDim) + "───" + kReset + "\n" : "```\n");
+  write(colour_ ? std::string(kDim) + "───" + kDisplayReset + "\n" : "```\n");
   written_at_block_end_ = written_;
 }
 
@@ -147,7 +147,7 @@ void TerminalDisplay::console_output(std::string_view stream, std::string_view d
   TerminalEffect effect = scan_output(safe, true).effect;
   if (effect > output_effect_) output_effect_ = effect;
   if (colour_ && stream == "stderr") {
-    write(std::string(kRed) + safe + kReset);
+    write(std::string(kRed) + safe + kDisplayReset);
   } else {
     write(safe);
   }
@@ -175,7 +175,7 @@ void TerminalDisplay::console_end(const nlohmann::json& result) {
   if (status == "ok" && code == 0 && !verbose_) return;
   std::string line = status == "ok" || status == "error" ? "exit status " + std::to_string(code) : status;
   if (verbose_) line += " (" + std::to_string(result.value("duration_ms", 0)) + " ms)";
-  write(colour_ ? std::string(kDim) + "[" + line + "]" + kReset + "\n" : "[" + line + "]\n");
+  write(colour_ ? std::string(kDim) + "[" + line + "]" + kDisplayReset + "\n" : "[" + line + "]\n");
 }
 
 void TerminalDisplay::confirmation(const std::string& language, const std::string& code) {
@@ -189,7 +189,7 @@ void TerminalDisplay::confirmation(const std::string& language, const std::strin
   if (adjacent && same) return;
   reset_terminal();
   end_line();
-  write(colour_ ? std::string(kBoldYellow) + "The code to run:" + kReset + "\n" : "The code to run:\n");
+  write(colour_ ? std::string(kBoldYellow) + "The code to run:" + kDisplayReset + "\n" : "The code to run:\n");
   code_begin(lang);
   code_delta(code);
   code_end();
@@ -204,7 +204,7 @@ void TerminalDisplay::notice(NoticeLevel level, const std::string& text) {
   std::string marked = level == NoticeLevel::error     ? mark(kMarkError, "!")
                        : level == NoticeLevel::warning ? mark(kMarkWarning, "!")
                                                        : "";
-  if (colour_) write(marked + colour + safe + kReset + "\n");
+  if (colour_) write(marked + colour + safe + kDisplayReset + "\n");
   else write(marked + safe + "\n");
 }
 
@@ -215,14 +215,14 @@ void TerminalDisplay::host_changes(const std::vector<HostChange>& changes) {
   bool left_as_they_are = false;
   for (const HostChange& c : changes) {
     std::string line = "sandbox: " + describe_host_change(c);
-    if (colour_) write(mark(kMarkWarning, "⚠") + kBoldYellow + line + kReset + "\n");
+    if (colour_) write(mark(kMarkWarning, "⚠") + kBoldYellow + line + kDisplayReset + "\n");
     else write(mark(kMarkWarning, "⚠") + "WARNING: " + line + "\n");
     left_as_they_are = left_as_they_are || c.kind == HostChange::Kind::protected_path;
   }
   if (left_as_they_are) {
     std::string advice = "  Protected paths are reported, not restored: check them before a program on this host "
                          "uses them (direnv, git hooks, CI, your editor).";
-    write(colour_ ? std::string(kYellow) + advice + kReset + "\n" : advice + "\n");
+    write(colour_ ? std::string(kYellow) + advice + kDisplayReset + "\n" : advice + "\n");
   }
 }
 

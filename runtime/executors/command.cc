@@ -10,15 +10,15 @@
 namespace oishell::executors {
 namespace {
 
-constexpr size_t kDrainLimit = 1 << 20;  // at the end: what is left in a pipe, not a background job's flood
+constexpr size_t kCommandDrainLimit = 1 << 20;  // at the end: what is left in a pipe, not a background job's flood
 
-Status set_nonblocking(int fd) {
+Status set_pipe_nonblocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return Status::from_errno(errno, "fcntl(O_NONBLOCK)");
   return Status::ok();
 }
 
-uint64_t ms_since(Clock::time_point start) {
+uint64_t command_ms_since(Clock::time_point start) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
 }
 
@@ -36,7 +36,7 @@ Command::Command(RunRequest request, Sandbox& sandbox, EventSink& events, const 
   Status ready = spawned.is_ok() ? Status::ok() : spawned.status();
   if (ready) {
     for (int fd : {spawned->stdin_fd.get(), spawned->stdout_fd.get(), spawned->stderr_fd.get()}) {
-      if (Status s = set_nonblocking(fd); !s && ready) ready = s;
+      if (Status s = set_pipe_nonblocking(fd); !s && ready) ready = s;
     }
   }
   if (!ready) {
@@ -129,7 +129,7 @@ void Command::read_stream(UniqueFd& fd, const char* stream, Utf8Carry& carry, bo
       if (!data.empty())
         events_.emit({{"event", "output"}, {"id", request_.id}, {"stream", stream}, {"data", std::move(data)}});
       total += static_cast<size_t>(n);
-      if (!drain || total >= kDrainLimit) return;
+      if (!drain || total >= kCommandDrainLimit) return;
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n == 0 || errno != EAGAIN) {
@@ -202,7 +202,7 @@ void Command::finish(std::string status, int exit_code, std::string reason) {
   if (finished_) return;
   finished_ = true;
   sandbox_.check_host_integrity();
-  events_.emit(done_event(request_.id, status, exit_code, ms_since(started_), reason));
+  events_.emit(done_event(request_.id, status, exit_code, command_ms_since(started_), reason));
 }
 
 }  // namespace oishell::executors

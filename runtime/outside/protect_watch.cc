@@ -119,7 +119,7 @@ const char* difference(const Entry& then, const Entry& now) {
   return nullptr;
 }
 
-std::string join(const std::string& path, const std::string& rel) { return rel.empty() ? path : path + "/" + rel; }
+std::string join_rel(const std::string& path, const std::string& rel) { return rel.empty() ? path : path + "/" + rel; }
 
 }  // namespace
 
@@ -139,13 +139,13 @@ std::vector<std::string> ProtectWatch::changes() const {
     for (const auto& [rel, entry] : now.entries) {
       auto it = then.entries.find(rel);
       if (it == then.entries.end()) {
-        if (!partial || rel.empty()) out.insert(join(path, rel) + " (created)");
+        if (!partial || rel.empty()) out.insert(join_rel(path, rel) + " (created)");
       } else if (const char* what = difference(it->second, entry)) {
-        out.insert(join(path, rel) + " (" + what + ")");
+        out.insert(join_rel(path, rel) + " (" + what + ")");
       }
     }
     for (const auto& [rel, entry] : then.entries) {
-      if (!now.entries.count(rel) && (!partial || rel.empty())) out.insert(join(path, rel) + " (removed)");
+      if (!now.entries.count(rel) && (!partial || rel.empty())) out.insert(join_rel(path, rel) + " (removed)");
     }
     if (partial) {
       out.insert(path + " (not fully checked: more than " + std::to_string(kMaxEntries) + " entries or " +

@@ -16,7 +16,7 @@
 namespace oishell::relay {
 namespace {
 
-constexpr uint32_t kEdgeEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+constexpr uint32_t kUpstreamEdgeEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 // Per-direction buffers: downloads dominate; uploads get less. These bound the relay's memory per connection.
 constexpr size_t kDownBufferBytes = 1024 * 1024;
 constexpr size_t kUpBufferBytes = 256 * 1024;
@@ -251,7 +251,7 @@ void Connection::try_next_candidate() {
       last_connect_error_ = Status::from_errno(errno, "connect(" + address_ + ")").message();
       continue;
     }
-    if (!ctx_.loop->add(fd.get(), kEdgeEvents, conn_tag(id_, Role::upstream)).is_ok()) {
+    if (!ctx_.loop->add(fd.get(), kUpstreamEdgeEvents, conn_tag(id_, Role::upstream)).is_ok()) {
       last_connect_error_ = "epoll_ctl failed";
       continue;
     }

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "policy/net_rules.h"
+#include "runtime/relay/http_head_lines.h"
 
 namespace oishell::relay {
 namespace {
@@ -17,12 +18,6 @@ constexpr size_t kMaxChunkLine = 4 * 1024;
 bool is_forbidden_in_value(char c) {
   auto u = static_cast<unsigned char>(c);
   return (u < 0x20 && u != '\t') || u == 0x7f;
-}
-
-std::string_view trim_ows(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 bool parse_request_line(std::string_view line, HttpRequestHead& head, std::string& error) {

@@ -17,7 +17,7 @@ std::string fish_quote(const std::string& text) {
   return out + "'";
 }
 
-std::string join(const std::vector<std::string>& words) {
+std::string join_words(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
   return out;
@@ -31,7 +31,7 @@ std::string value_flags(Value value, const std::vector<std::string>& choices, co
     case Value::text:
       return " -x";
     case Value::choice:
-      return " -x -a " + fish_quote(join(choices));
+      return " -x -a " + fish_quote(join_words(choices));
     case Value::file:
       return " -r -F";
     case Value::directory:
@@ -68,7 +68,7 @@ std::string operand_line(const std::string& head, const Operands& operands, cons
     case Value::text:
       return "";
     case Value::choice:
-      return head + " -a " + fish_quote(join(operands.choices)) + "\n";
+      return head + " -a " + fish_quote(join_words(operands.choices)) + "\n";
     case Value::file:
       return head + " -F\n";
     case Value::directory:
@@ -84,7 +84,7 @@ std::string operand_line(const std::string& head, const Operands& operands, cons
         with_value.insert(with_value.end(), o.names.begin(), o.names.end());
       }
       return head + " -a " +
-             fish_quote("(__fish_complete_subcommand --fcs-skip=" + std::to_string(skip) + " -- " + join(with_value) +
+             fish_quote("(__fish_complete_subcommand --fcs-skip=" + std::to_string(skip) + " -- " + join_words(with_value) +
                         ")") +
              "\n";
     }
