@@ -22,7 +22,7 @@ uint64_t ms_between(Clock::time_point a, Clock::time_point b) {
 }  // namespace
 
 Connection::Connection(RelayContext& ctx, uint64_t id, Protocol protocol, UniqueFd client)
-    : ctx_(ctx), id_(id), protocol_(protocol) {
+    : ctx_(ctx), id_(id) {
   client_.fd = std::move(client);
   phase_ = protocol == Protocol::socks5 ? Phase::socks_greeting : Phase::http_head;
   mode_ = protocol == Protocol::socks5 ? Mode::socks : Mode::connect;
@@ -30,7 +30,7 @@ Connection::Connection(RelayContext& ctx, uint64_t id, Protocol protocol, Unique
 }
 
 Connection::Connection(RelayContext& ctx, uint64_t id, std::string host, uint16_t port, UniqueFd client)
-    : ctx_(ctx), id_(id), protocol_(Protocol::http) {
+    : ctx_(ctx), id_(id) {
   client_.fd = std::move(client);
   phase_ = Phase::resolving;  // nothing to read from the client before the decision
   mode_ = Mode::transparent;

@@ -132,7 +132,6 @@ class Connection {
 
   RelayContext& ctx_;
   uint64_t id_;
-  Protocol protocol_;
   Mode mode_ = Mode::connect;
   Phase phase_;
   Endpoint client_;
