@@ -63,10 +63,11 @@ unshare -m --propagation private sh -c '
   mount --rbind /dev "$root/dev"
   exec chroot "$root" su - newcomer -c "
     git clone -q /srv/oishell.git oishell && cd oishell &&
-    exec script -q -e -c \"tools/dev run\" /home/newcomer/first-run.log </dev/null >/dev/null 2>&1"
+    exec script -q -f -e -c \"tools/dev run\" /home/newcomer/first-run.log </dev/null >/dev/null 2>&1"
 ' sh "$root" &
 runner=$!
-# The first screen: the agent's banner (or the no-model screen before it) on the terminal.
+# The first screen: the agent's banner (or the no-model screen before it) on the terminal (script -f writes it as
+# it comes; the interpreter's binary appearing is the build's end).
 first_screen=""
 while kill -0 "$runner" 2>/dev/null; do
   if [ -f "$log" ] && grep -q -e 'openshell sandbox' -e 'OPENAI_API_KEY not found' "$log"; then
@@ -75,8 +76,15 @@ while kill -0 "$runner" 2>/dev/null; do
   fi
   sleep 0.5
 done
-wait "$runner" || true
 cpu_ns="$(cat "$cgroup/cpuacct.usage")"
+# The agent waits at its prompt: end what this benchmark started (every process in its group), then reap.
+for _ in 1 2 3; do
+  pids="$(cat "$cgroup/cgroup.procs")"
+  [ -n "$pids" ] || break
+  kill $pids 2>/dev/null || true
+  sleep 1
+done
+wait "$runner" || true
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 stamp() { [ -e "$root/home/newcomer/oishell/$1" ] && stat -c %Y "$root/home/newcomer/oishell/$1" || echo ""; }
 configured="$(stamp build/CMakeCache.txt)"
