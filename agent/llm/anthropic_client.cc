@@ -12,10 +12,10 @@ using nlohmann::json;
 namespace {
 constexpr int kDefaultMaxTokens = 4096;  // the API requires max_tokens
 
-// A token count of a usage object: 0 when absent, null or not a number.
+// A token count of a usage object: `fallback` when absent, null, not a whole number or out of range.
 long count(const json& usage, const char* key, long fallback = 0) {
-  auto it = usage.find(key);
-  return it != usage.end() && it->is_number() ? it->get<long>() : fallback;
+  const auto value = oishell::agent::json_count(usage, key, oishell::agent::kMaxTokenCount);
+  return value ? static_cast<long>(*value) : fallback;
 }
 }  // namespace
 
@@ -46,8 +46,9 @@ Status apply_anthropic_event(const std::string& event, const std::string& data, 
   std::string type = j.value("type", event);
   if (type == "error") return Status::error("the model's stream reported an error: " + api_error_text(data));
   if (type == "content_block_start") {
-    size_t index = j.value("index", static_cast<size_t>(0));
-    if (index > 256) return Status::ok();
+    const auto index_value = j.contains("index") ? json_count(j, "index", 256) : std::optional<uint64_t>(0);
+    if (!index_value) return Status::ok();
+    const size_t index = static_cast<size_t>(*index_value);
     if (block_to_call->size() <= index) block_to_call->resize(index + 1, -1);
     const json& block = j.contains("content_block") ? j["content_block"] : json::object();
     if (block.value("type", "") == "tool_use") {
@@ -65,7 +66,9 @@ Status apply_anthropic_event(const std::string& event, const std::string& data, 
       }
     }
   } else if (type == "content_block_delta") {
-    size_t index = j.value("index", static_cast<size_t>(0));
+    const auto index_value = j.contains("index") ? json_count(j, "index", 256) : std::optional<uint64_t>(0);
+    if (!index_value) return Status::ok();
+    const size_t index = static_cast<size_t>(*index_value);
     const json& delta = j.contains("delta") ? j["delta"] : json::object();
     std::string dtype = delta.value("type", "");
     if (dtype == "text_delta") {

@@ -44,8 +44,7 @@ Status apply_openai_chunk(const std::string& data, LlmResponse* response, Stream
   // every chunk, so the last one seen counts.
   if (auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) {
     auto count = [&u](const char* key) -> long {
-      auto it = u->find(key);
-      return it != u->end() && it->is_number() ? it->get<long>() : 0;
+      return static_cast<long>(json_count(*u, key, kMaxTokenCount).value_or(0));
     };
     TokenUsage usage;
     usage.input = count("prompt_tokens");
@@ -65,8 +64,10 @@ Status apply_openai_chunk(const std::string& data, LlmResponse* response, Stream
     }
     if (auto calls = delta->find("tool_calls"); calls != delta->end() && calls->is_array()) {
       for (const json& call : *calls) {
-        size_t index = call.value("index", static_cast<size_t>(0));
-        if (index > 64) continue;
+        // An index past the calls one answer can hold (or not a small whole number) is not a call of this answer.
+        const auto index_value = call.contains("index") ? json_count(call, "index", 64) : std::optional<uint64_t>(0);
+        if (!index_value) continue;
+        const size_t index = static_cast<size_t>(*index_value);
         if (response->tool_calls.size() <= index) response->tool_calls.resize(index + 1);
         ToolCall& tc = response->tool_calls[index];
         if (call.contains("id") && call["id"].is_string()) tc.id = call["id"].get<std::string>();
