@@ -245,13 +245,11 @@ void DnsStub::answer_query(dns::Query query, const Origin& origin) {
     return reply(query, origin, dns::Rcode::nxdomain);
   }
   if (is_localhost(*name)) {
-    if (query.type == dns::rrtype::a) {
-      return reply(query, origin, dns::Rcode::noerror, {dns::address_record(*IpAddress::parse("127.0.0.1"), options_.ttl_seconds)});
-    }
-    if (query.type == dns::rrtype::aaaa) {
-      return reply(query, origin, dns::Rcode::noerror, {dns::address_record(*IpAddress::parse("::1"), options_.ttl_seconds)});
-    }
-    return reply(query, origin, dns::Rcode::noerror);
+    static const IpAddress kLoopbackV4 = *IpAddress::parse("127.0.0.1");
+    static const IpAddress kLoopbackV6 = *IpAddress::parse("::1");
+    if (query.type != dns::rrtype::a && query.type != dns::rrtype::aaaa) return reply(query, origin, dns::Rcode::noerror);
+    const IpAddress& loopback = query.type == dns::rrtype::a ? kLoopbackV4 : kLoopbackV6;
+    return reply(query, origin, dns::Rcode::noerror, {dns::address_record(loopback, options_.ttl_seconds)});
   }
   NetDecision decision = decide_name(spec_, *name);
   switch (decision.verdict) {
