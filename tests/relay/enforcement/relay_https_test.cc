@@ -96,9 +96,12 @@ TEST_F(RelayHttpsTest, TheSecretIsInNoProcessEnvironmentNorFileInside) {
   // (the next test reads it from outside). Without the sandbox the secret would be in every one of them (it is in
   // oishell's environment).
   // The loop starts once the sleep has exec-ed: mid-exec, a process's environ reads empty (the kernel installs the
-  // new memory before it records where its environment is).
+  // new memory before it records where its arguments and environment are). So the wait is for the exact argv of the
+  // sleep and then a non-empty environment: before its exec the child's cmdline is the shell's own, whose script
+  // names "sleep" too (waiting for the word "sleep" alone passed at once, and CI read an empty environ once).
   SandboxRun r = sh("sleep 5 & "
-                    "until grep -q sleep /proc/$!/cmdline 2>/dev/null; do :; done; "
+                    "until [ \"$(tr '\\0' ' ' < /proc/$!/cmdline 2>/dev/null)\" = 'sleep 5 ' ] && "
+                    "grep -qa . /proc/$!/environ 2>/dev/null; do :; done; "
                     "n=0; u=; for f in /proc/[0-9]*/environ; do "
                     "if tr '\\0' '\\n' < $f > /tmp/env.$n 2>/dev/null; then n=$((n+1)); "
                     "else u=\"$u ${f%/environ}\"; fi; done; "
