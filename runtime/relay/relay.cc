@@ -33,6 +33,7 @@
 #include "runtime/relay/event_loop.h"
 #include "runtime/relay/host_addresses.h"
 #include "runtime/relay/http_parser.h"
+#include "runtime/relay/network_change.h"
 #include "runtime/relay/resolver.h"
 
 namespace oishell::relay {
@@ -337,7 +338,7 @@ class RelayImpl final : public Relay {
     }
   }
 
-  // The DNS stub's look-ups, with the relay's resolver (made at the first name, as in ctx_.resolve).
+  // Accepts what waits on listener `index`: a new connection each, or the broker's join (take_join).
   void accept_from(size_t index) {
     if (index >= listeners_.size()) return;
     const Listener& listener = listeners_[index];
@@ -486,32 +487,16 @@ class RelayImpl final : public Relay {
     if (broker_) {
       // Connections the broker installed (inspect: false) go kernel to kernel: shut down in the sandbox itself.
       auto closed = broker_->close_installed(
-          [this](const std::string& host, uint16_t port, const std::string& address) -> std::string {
-            NetDecision decision = decide(ctx_.spec, host, port);
-            if (decision.verdict != NetDecision::Verdict::allow) {
-              return "policy changed: denied now (" + decision.rule + ")";
-            }
-            if (decision.inspect) return "policy changed: now inspected (" + decision.rule + ")";
-            if (auto ip = IpAddress::parse(address)) {
-              std::string why = check_resolved_address(ctx_.spec, *ip);
-              if (!why.empty()) return "policy changed: " + why;
-            }
-            return "";
+          [this](const std::string& host, uint16_t port, const std::string& address) {
+            return refusal_after_change(ctx_.spec, host, port, address, HostRule::Protocol::tcp, /*uninspected=*/true);
           });
       for (const auto& c : closed) emit_closed(*ctx_.events, c.host, c.port, 0, 0, 0, c.reason);
       update.closed_connections += closed.size();
     }
     if (datagrams_) {
-      update.ended_associations = datagrams_->end_refused([this](const DatagramTarget& target) -> std::string {
-        NetDecision decision = decide(ctx_.spec, target.host, target.port, HostRule::Protocol::udp);
-        if (decision.verdict != NetDecision::Verdict::allow) {
-          return "policy changed: denied now (" + decision.rule + ")";
-        }
-        if (auto address = IpAddress::parse(target.address)) {
-          std::string why = check_resolved_address(ctx_.spec, *address);
-          if (!why.empty()) return "policy changed: " + why;
-        }
-        return "";
+      update.ended_associations = datagrams_->end_refused([this](const DatagramTarget& target) {
+        return refusal_after_change(ctx_.spec, target.host, target.port, target.address, HostRule::Protocol::udp,
+                                    /*uninspected=*/false);
       });
     }
     update.work_us = elapsed_us(began);
