@@ -5,6 +5,8 @@
 #include <charconv>
 #include <vector>
 
+#include "base/edit_distance.h"
+
 namespace oishell::agent {
 namespace {
 
@@ -109,20 +111,6 @@ constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
     {"api_version", "llm.api_version"},
     {"local", "offline"},
 };
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 std::string_view last_part(std::string_view dotted) {
   auto dot = dotted.rfind('.');

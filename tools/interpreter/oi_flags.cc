@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/edit_distance.h"
+
 namespace oishell::interpreter {
 
 const std::vector<FlagSpec>& flag_table() {
@@ -75,21 +77,6 @@ const FlagSpec* find_flag(std::string_view long_name) {
 }
 
 namespace {
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 std::string did_you_mean(std::string_view typed) {
   std::string best;
