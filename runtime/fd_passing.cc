@@ -12,34 +12,23 @@
 #include <cstring>
 #include <string_view>
 
+#include "base/scm_rights.h"
+
 namespace oishell {
 
 namespace {
 
 constexpr char kInline = 'i';
 constexpr char kInMemfd = 'm';
+static_assert(kMaxPassedFds + 1 <= kMaxAttachedFds, "the payload's memfd travels beside the passed fds");
+
 constexpr unsigned kSeals = F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
 
 Status send_packet(int socket, std::string_view packet, const std::vector<int>& fds) {
-  iovec iov{const_cast<char*>(packet.data()), packet.size()};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * (kMaxPassedFds + 1))];
-  if (!fds.empty()) {
-    msg.msg_control = control;
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * fds.size());
+  if (send_with_fds(socket, packet.data(), packet.size(), fds.data(), fds.size()) < 0) {
+    return Status::from_errno(errno, "sendmsg");
   }
-  for (;;) {
-    ssize_t n = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
-    if (n >= 0) return Status::ok();
-    if (errno != EINTR) return Status::from_errno(errno, "sendmsg");
-  }
+  return Status::ok();
 }
 
 // A sealed memfd holding `payload`: its contents cannot change once the receiver has it.

@@ -10,7 +10,7 @@ namespace oishell {
 
 // A root caller's binds go in one message (one tree each, runtime/outside/idmapped_binds.h): 16 was reached by 16
 // read_only paths. The kernel takes up to SCM_MAX_FD (253) per message.
-inline constexpr size_t kMaxPassedFds = 192;
+inline constexpr size_t kMaxPassedFds = 192;  // and the payload's memfd: kMaxAttachedFds (base/scm_rights.h)
 // A payload up to this size travels in the packet itself; a larger one (a spawn request with a large environment, a
 // policy with a large file step such as a trust bundle) in a sealed memfd passed with it: a unix socket cannot
 // carry a packet larger than its send buffer (about 208 KiB by default, raised only with CAP_NET_ADMIN).

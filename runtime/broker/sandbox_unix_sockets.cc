@@ -1,5 +1,6 @@
 #include "runtime/broker/sandbox_unix_sockets.h"
 
+#include "base/scm_rights.h"
 #include "runtime/broker/sock_diag_dump.h"
 
 #include <fcntl.h>
@@ -27,21 +28,7 @@ namespace {
     fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   }
   int err = fd < 0 ? errno : 0;
-  char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec iov{&err, sizeof err};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  if (fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
-  _exit(::sendmsg(reply, &msg, MSG_NOSIGNAL) < 0 ? 1 : 0);
+  _exit(send_with_fds(reply, &err, sizeof err, &fd, fd >= 0 ? 1 : 0) < 0 ? 1 : 0);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <new>
 #include <vector>
 
+#include "base/scm_rights.h"
 #include "runtime/sys/raw_syscall.h"
 
 namespace oishell {
@@ -169,24 +170,7 @@ OISHELL_JANITOR_CODE int janitor_main(void* arg) {
 
 // One word to the janitor (janitor_receive()), with `fd` attached unless it is -1.
 Status send_word(int socket, char word, int fd) {
-  iovec part{&word, 1};
-  msghdr message{};
-  message.msg_iov = &part;
-  message.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
-  }
-  ssize_t n;
-  do {
-    n = ::sendmsg(socket, &message, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
+  ssize_t n = send_with_fds(socket, &word, 1, &fd, fd >= 0 ? 1 : 0);
   if (n != 1) return Status::from_errno(n < 0 ? errno : EIO, std::string("sendmsg(cgroup janitor, '") + word + "')");
   return Status::ok();
 }

@@ -9,7 +9,10 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 #include <sys/stat.h>
+
+#include "base/scm_rights.h"
 
 namespace oishell {
 namespace {
@@ -89,20 +92,8 @@ TEST(FdPassing, APayloadDescriptorMustBeASealedMemfd) {
   // A packet that says "in the memfd" with an ordinary file as its last descriptor: refused, never read.
   UniqueFd file(::open("/etc/passwd", O_RDONLY | O_CLOEXEC));
   const char m = 'm';
-  iovec iov{const_cast<char*>(&m), 1};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
   const int fd = file.get();
-  std::memcpy(CMSG_DATA(cmsg), &fd, sizeof fd);
-  ASSERT_EQ(1, ::sendmsg(p.a.get(), &msg, 0));
+  ASSERT_EQ(1, send_with_fds(p.a.get(), &m, 1, &fd, 1));
   auto refused = receive_message(p.b.get());
   ASSERT_FALSE(refused.is_ok());
   EXPECT_EQ("message: its payload descriptor is not a sealed memfd", refused.status().message());
@@ -111,6 +102,58 @@ TEST(FdPassing, APayloadDescriptorMustBeASealedMemfd) {
   auto foreign = receive_message(p.b.get());
   ASSERT_FALSE(foreign.is_ok());
   EXPECT_EQ("recvmsg: a packet that is not a message of this protocol", foreign.status().message());
+}
+
+TEST(SendWithFds, TheBytesArriveWithEveryDescriptorAttached) {
+  Pair p;
+  UniqueFd file(::open("/etc/passwd", O_RDONLY | O_CLOEXEC));
+  const int fds[2] = {file.get(), p.a.get()};
+  ASSERT_EQ(3, send_with_fds(p.a.get(), "abc", 3, fds, 2));
+  char bytes[8] = {};
+  iovec iov{bytes, sizeof bytes};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ASSERT_EQ(3, ::recvmsg(p.b.get(), &msg, MSG_CMSG_CLOEXEC));
+  EXPECT_EQ("abc", std::string(bytes, 3));
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  ASSERT_NE(nullptr, cmsg);
+  ASSERT_EQ(CMSG_LEN(sizeof(int) * 2), cmsg->cmsg_len);
+  int got[2];
+  std::memcpy(got, CMSG_DATA(cmsg), sizeof got);
+  UniqueFd first(got[0]), second(got[1]);
+  struct stat want {}, have {}, passed_socket {};
+  ASSERT_EQ(0, ::fstat(file.get(), &want));
+  ASSERT_EQ(0, ::fstat(first.get(), &have));
+  EXPECT_EQ(want.st_ino, have.st_ino);  // the file, in order
+  ASSERT_EQ(0, ::fstat(second.get(), &passed_socket));
+  EXPECT_TRUE(S_ISSOCK(passed_socket.st_mode));  // then the socket
+}
+
+TEST(SendWithFds, NoDescriptorsIsAPlainMessageAndTooManyIsEinval) {
+  Pair p;
+  ASSERT_EQ(1, send_with_fds(p.a.get(), "x", 1, nullptr, 0));
+  char byte = 0;
+  iovec iov{&byte, 1};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ASSERT_EQ(1, ::recvmsg(p.b.get(), &msg, 0));
+  EXPECT_EQ('x', byte);
+  EXPECT_EQ(nullptr, CMSG_FIRSTHDR(&msg));
+  std::vector<int> many(kMaxAttachedFds + 1, p.a.get());
+  errno = 0;
+  EXPECT_EQ(-1, send_with_fds(p.a.get(), "y", 1, many.data(), many.size()));
+  EXPECT_EQ(EINVAL, errno);
+  // The limit itself is sent whole.
+  many.pop_back();
+  EXPECT_EQ(1, send_with_fds(p.a.get(), "z", 1, many.data(), many.size()));
 }
 
 }  // namespace
