@@ -254,6 +254,13 @@ NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port
   return {NetDecision::Verdict::deny, "on_unlisted: deny"};
 }
 
+bool is_localhost_name(std::string_view name) { return name == "localhost" || name.ends_with(".localhost"); }
+
+const std::vector<IpAddress>& localhost_addresses() {
+  static const std::vector<IpAddress> kLoopback = {*IpAddress::parse("127.0.0.1"), *IpAddress::parse("::1")};
+  return kLoopback;
+}
+
 NetDecision decide_name(const NetworkSpec& spec, std::string_view host) {
   for (const HostRule& rule : spec.deny) {
     if (rule.ports.empty() && rule.matches(host, 0)) return {NetDecision::Verdict::deny, "deny " + rule.text};

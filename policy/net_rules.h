@@ -121,6 +121,14 @@ NetDecision decide(const NetworkSpec& spec, std::string_view host, uint16_t port
 // be normalised.
 NetDecision decide_name(const NetworkSpec& spec, std::string_view host);
 
+// RFC 6761 6.3: "localhost" and the names under it are the loopback, whatever /etc/hosts or a name server says (a
+// root file system may have no /etc/hosts, and c-ares before 1.23 then asks the name server). The relay's resolver
+// answers them with 127.0.0.1 and ::1 (the guard still decides); the DNS stub with the sandbox's own loopback.
+// `name` must be normalised.
+bool is_localhost_name(std::string_view name);
+// What a localhost name stands for: 127.0.0.1, then ::1.
+const std::vector<IpAddress>& localhost_addresses();
+
 // The private-address guard on a resolved (or literal) destination: a private/special address, or one of
 // spec.host_addresses (the relay's machine), is refused unless a CIDR in spec.allow_private contains it; a cloud
 // metadata endpoint only when the CIDR names it exactly (/32, /128). Returns an empty string when allowed, else the

@@ -39,11 +39,6 @@ Status set_nonblocking(int fd) {
   return Status::ok();
 }
 
-// RFC 6761 6.3: "localhost" and the names under it are the loopback, answered by name servers too. Inside the
-// sandbox that is the sandbox's own loopback (as /etc/hosts says on most hosts); never a synthetic address, which
-// would send "localhost" out through the broker as if it were a remote host.
-bool is_localhost(const std::string& name) { return name == "localhost" || name.ends_with(".localhost"); }
-
 bool is_reverse_zone(const std::string& name) {
   return name == "in-addr.arpa" || name == "ip6.arpa" || name.ends_with(".in-addr.arpa") ||
          name.ends_with(".ip6.arpa");
@@ -244,11 +239,11 @@ void DnsStub::answer_query(dns::Query query, const Origin& origin) {
     }
     return reply(query, origin, dns::Rcode::nxdomain);
   }
-  if (is_localhost(*name)) {
-    static const IpAddress kLoopbackV4 = *IpAddress::parse("127.0.0.1");
-    static const IpAddress kLoopbackV6 = *IpAddress::parse("::1");
+  // A localhost name (is_localhost_name) is the sandbox's own loopback, as /etc/hosts says on most hosts; never a
+  // synthetic address, which would send "localhost" out through the broker as if it were a remote host.
+  if (is_localhost_name(*name)) {
     if (query.type != dns::rrtype::a && query.type != dns::rrtype::aaaa) return reply(query, origin, dns::Rcode::noerror);
-    const IpAddress& loopback = query.type == dns::rrtype::a ? kLoopbackV4 : kLoopbackV6;
+    const IpAddress& loopback = localhost_addresses()[query.type == dns::rrtype::a ? 0 : 1];
     return reply(query, origin, dns::Rcode::noerror, {dns::address_record(loopback, options_.ttl_seconds)});
   }
   NetDecision decision = decide_name(spec_, *name);

@@ -66,6 +66,10 @@ void Resolver::socket_state(void* self_ptr, ares_socket_t fd, int readable, int 
 }
 
 void Resolver::resolve(const std::string& name, Callback done) {
+  if (is_localhost_name(name)) {
+    done(localhost_addresses());
+    return;
+  }
   ares_addrinfo_hints hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;

@@ -27,7 +27,7 @@ class Resolver {
   Resolver(const Resolver&) = delete;
   Resolver& operator=(const Resolver&) = delete;
 
-  // May call `done` before returning (e.g. an /etc/hosts hit).
+  // May call `done` before returning: a localhost name (is_localhost_name: the loopback, not asked), an /etc/hosts hit.
   void resolve(const std::string& name, Callback done);
   // An epoll event on one of c-ares' sockets.
   void on_event(int fd, uint32_t events);

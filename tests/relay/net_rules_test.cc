@@ -251,6 +251,17 @@ TEST(Decide, AnUninspectedRuleDecidesAmongSeveralMatches) {
   EXPECT_FALSE(name.inspect);
 }
 
+TEST(LocalhostName, IsLocalhostAndTheNamesUnderIt) {
+  EXPECT_TRUE(is_localhost_name("localhost"));
+  EXPECT_TRUE(is_localhost_name("api.localhost"));
+  EXPECT_FALSE(is_localhost_name("localhost.example"));
+  EXPECT_FALSE(is_localhost_name("notlocalhost"));
+  EXPECT_FALSE(is_localhost_name("example.org"));
+  ASSERT_EQ(2u, localhost_addresses().size());
+  EXPECT_EQ("127.0.0.1", localhost_addresses()[0].to_string());
+  EXPECT_EQ("::1", localhost_addresses()[1].to_string());
+}
+
 TEST(CidrTest, ParseContainsPrint) {
   auto c = Cidr::parse("100.64.0.0/10");
   ASSERT_TRUE(c.is_ok());

@@ -191,8 +191,10 @@ TEST_F(RelayProtocolTest, NameResolvingToPrivateAddressIsDeniedWithoutAllowPriva
   EXPECT_EQ(0, http_.accepted());
 }
 
-TEST_F(RelayProtocolTest, ResolvesThroughCaresAndGuardsTheResult) {
-  // `localhost` is not pinned: c-ares answers it from /etc/hosts (127.0.0.1), asynchronously.
+TEST_F(RelayProtocolTest, ResolvesLocalhostToTheLoopbackAndGuardsTheResult) {
+  // `localhost` is not pinned: the resolver answers it with the loopback itself (RFC 6761), with or without an
+  // /etc/hosts (a fresh root file system had none, and c-ares 1.18 then asked the name server), and the guard
+  // refuses the loopback until allow_private names it.
   Server local(Server::Kind::echo, "127.0.0.1");
   NetworkSpec spec;
   spec.allow = {uninspected("localhost")};
