@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kKey = "sk-oishell-creds-MODELKEY-3141";
+constexpr const char* kCredentialsModelKey = "sk-oishell-creds-MODELKEY-3141";
 constexpr const char* kSecret = "ghp_e2e-credential-SECRET-2718";
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -40,7 +40,7 @@ TEST(CredentialsE2e, AProfileDeclaresACredentialTheModelAndPolicyNameItNeverTheS
                                      say("Used the token.")}));
   RunOptions o;
   o.args = {"--profile", profile, "--api_base", server.base(), "--plain"};
-  o.env = {{"OPENAI_API_KEY", kKey}, {"OISHELL_E2E_GH", kSecret}, {"TMPDIR", tmp.path()}};
+  o.env = {{"OPENAI_API_KEY", kCredentialsModelKey}, {"OISHELL_E2E_GH", kSecret}, {"TMPDIR", tmp.path()}};
   o.cwd = workspace.path();
   o.home = home.path();
   o.stdin_data = "%policy\nlist my repositories\n";
@@ -80,7 +80,7 @@ TEST(CredentialsE2e, AProfileWithTheSecretInItIsRefused) {
   ScriptedServer server(json::array({say("never asked")}));
   RunOptions o;
   o.args = {"--profile", profile, "--api_base", server.base(), "--plain", "hello"};
-  o.env = {{"OPENAI_API_KEY", kKey}, {"TMPDIR", tmp.path()}};
+  o.env = {{"OPENAI_API_KEY", kCredentialsModelKey}, {"TMPDIR", tmp.path()}};
   o.cwd = workspace.path();
   o.home = home.path();
   RunResult r = run_interpreter(o);
@@ -103,7 +103,7 @@ TEST(CredentialsE2e, AnInvalidPolicyInTheProfileIsShownAsTheSandboxGotIt) {
   ScriptedServer server(json::array({say("never asked")}));
   RunOptions o;
   o.args = {"--profile", profile, "--api_base", server.base(), "--plain"};
-  o.env = {{"OPENAI_API_KEY", kKey}, {"TMPDIR", tmp.path()}};
+  o.env = {{"OPENAI_API_KEY", kCredentialsModelKey}, {"TMPDIR", tmp.path()}};
   o.cwd = workspace.path();
   o.home = home.path();
   o.stdin_data = "%policy\n";

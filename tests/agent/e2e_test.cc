@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kKey = "sk-oishell-e2e-SECRET-4f1c9a77d2";
+constexpr const char* kModelKey = "sk-oishell-e2e-SECRET-4f1c9a77d2";
 
 class AgentE2E : public ::testing::Test {
  protected:
@@ -26,7 +26,7 @@ class AgentE2E : public ::testing::Test {
     RunOptions o;
     o.args = {"--model", "scripted-model", "--api_base", server.base(), "--sandbox", sandbox, "--plain"};
     o.args.insert(o.args.end(), extra.begin(), extra.end());
-    o.env = {{"OPENAI_API_KEY", kKey}};
+    o.env = {{"OPENAI_API_KEY", kModelKey}};
     o.cwd = workspace_.path();
     o.home = home_.path();
     o.stdin_data = std::move(stdin_data);
@@ -68,7 +68,7 @@ TEST_F(AgentE2E, WritesAFileInTheWorkspaceAndReadsItBack) {
   std::string system = first["messages"][0]["content"];
   EXPECT_NE(std::string::npos, system.find(workspace_.path()));
   EXPECT_NE(std::string::npos, system.find("openshell sandbox"));
-  EXPECT_EQ(std::string("Bearer ") + kKey, server.requests()[0]["headers"]["Authorization"]);
+  EXPECT_EQ(std::string("Bearer ") + kModelKey, server.requests()[0]["headers"]["Authorization"]);
 }
 
 TEST_F(AgentE2E, PythonStatePersistsAcrossFencedBlocks) {
@@ -272,7 +272,7 @@ TEST_F(AgentE2E, AnthropicMessagesWithToolUse) {
        {{"format", "anthropic"}, {"text", "It is 42."}}}));
   RunOptions o;
   o.args = {"--model", "claude-scripted", "--api_base", server.base(), "--plain", "multiply"};
-  o.env = {{"ANTHROPIC_API_KEY", kKey}};
+  o.env = {{"ANTHROPIC_API_KEY", kModelKey}};
   o.cwd = workspace_.path();
   o.home = home_.path();
   RunResult r = run_interpreter(o);
@@ -280,7 +280,7 @@ TEST_F(AgentE2E, AnthropicMessagesWithToolUse) {
   auto reqs = server.requests();
   ASSERT_EQ(2u, reqs.size());
   EXPECT_EQ("/v1/messages", reqs[0]["path"]);
-  EXPECT_EQ(kKey, reqs[0]["headers"]["x-api-key"]);
+  EXPECT_EQ(kModelKey, reqs[0]["headers"]["x-api-key"]);
   EXPECT_TRUE(reqs[0]["body"].contains("system"));
   EXPECT_EQ("execute", reqs[0]["body"]["tools"][0]["name"]);
   EXPECT_NE(std::string::npos, last_tool_output(reqs[1]["body"]).find("42"));
@@ -319,15 +319,15 @@ TEST_F(AgentE2E, TheApiKeyIsNeverVisibleInsideTheSandbox) {
                      "cat /proc/*/cmdline 2>/dev/null | tr '\\0' ' '"),
        tool("python", "import os\nprint(dict(os.environ))"),
        say("No key in sight.")}));
-  RunResult r = run(server, {"--api_key", kKey, "print the environment"});
+  RunResult r = run(server, {"--api_key", kModelKey, "print the environment"});
   EXPECT_EQ(0, r.exit_code) << r.out << r.err;
   auto reqs = server.requests();
   ASSERT_EQ(3u, reqs.size());
   std::string env_dump = output_fed_back(server, 1) + output_fed_back(server, 2);
   EXPECT_NE(std::string::npos, env_dump.find("PATH=")) << env_dump;  // the commands ran and printed
-  EXPECT_EQ(std::string::npos, env_dump.find(kKey)) << env_dump;
+  EXPECT_EQ(std::string::npos, env_dump.find(kModelKey)) << env_dump;
   EXPECT_EQ(std::string::npos, env_dump.find("OPENAI_API_KEY")) << env_dump;
-  EXPECT_EQ(std::string::npos, r.out.find(kKey));
+  EXPECT_EQ(std::string::npos, r.out.find(kModelKey));
 }
 
 TEST_F(AgentE2E, NoModelConfiguredExplainsAndMagicShellStillWorks) {

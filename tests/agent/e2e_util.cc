@@ -16,6 +16,18 @@
 
 namespace oishell::agent::test {
 
+std::function<std::optional<std::string>(const std::string&)> env_of(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+}
+
+std::string profile_fixture(const std::string& name) {
+  std::string dir = SCRIPTED_SERVER;  // tests/agent/scripted_server.py
+  return dir.substr(0, dir.rfind('/')) + "/profiles/" + name;
+}
+
 TempDir::TempDir() {
   char tmpl[] = "/tmp/oishell-agent-test-XXXXXX";
   char* p = ::mkdtemp(tmpl);

@@ -6,12 +6,18 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace oishell::agent::test {
+
+// An environment lookup (the agent's EnvLookup) that sees exactly `vars`.
+std::function<std::optional<std::string>(const std::string&)> env_of(std::map<std::string, std::string> vars);
+// tests/agent/profiles/NAME: the profile files the tests load.
+std::string profile_fixture(const std::string& name);
 
 class TempDir {
  public:

@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kKey = "sk-oishell-e2e-host-changes";
+constexpr const char* kHostChangesModelKey = "sk-oishell-e2e-host-changes";
 
 size_t count(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
@@ -40,7 +40,7 @@ class HostChangesE2E : public ::testing::Test {
     RunOptions o;
     o.args = {"--model", "scripted-model", "--api_base", server.base(), "--plain"};
     o.args.insert(o.args.end(), extra.begin(), extra.end());
-    o.env = {{"OPENAI_API_KEY", kKey}};
+    o.env = {{"OPENAI_API_KEY", kHostChangesModelKey}};
     o.cwd = workspace_.path();
     o.home = home_.path();
     RunResult r = run_interpreter(o);

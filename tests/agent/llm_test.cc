@@ -8,19 +8,14 @@
 #include "agent/core/code_fence.h"
 #include "agent/core/partial_json.h"
 #include "agent/core/stream_splitter.h"
+#include "tests/agent/e2e_util.h"
 
 namespace oishell::agent {
 namespace {
 
-using nlohmann::json;
+using test::env_of;
 
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  return [vars](const std::string& k) -> std::optional<std::string> {
-    auto it = vars.find(k);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using nlohmann::json;
 
 TEST(Provider, ChosenFromTheModelName) {
   LlmSettings s;

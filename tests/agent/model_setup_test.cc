@@ -8,19 +8,14 @@
 namespace oishell::agent {
 namespace {
 
+using test::env_of;
+
 class NobodyAtTheTerminal final : public UserInput {
  public:
   std::optional<std::string> read_message(const std::string&, bool*) override { return std::nullopt; }
   std::optional<std::string> ask(const std::string&, bool*) override { return std::nullopt; }
   bool can_ask() const override { return false; }
 };
-
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  return [vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
-  };
-}
 
 TEST(ModelSetup, APublicServiceWithoutAKeyIsAnErrorBeforeAnyRequest) {
   test::TempDir keys_dir;

@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kKey = "sk-oishell-session-SECRET-77aa01";
+constexpr const char* kSessionModelKey = "sk-oishell-session-SECRET-77aa01";
 
 class OiSession : public ::testing::Test {
  protected:
@@ -25,7 +25,7 @@ class OiSession : public ::testing::Test {
     RunOptions o;
     o.args = {"--model", "scripted-model", "--api_base", server.base(), "--plain"};
     o.args.insert(o.args.end(), extra.begin(), extra.end());
-    o.env = {{"OPENAI_API_KEY", kKey}};
+    o.env = {{"OPENAI_API_KEY", kSessionModelKey}};
     o.cwd = workspace_.path();
     o.home = home_.path();
     o.stdin_data = std::move(stdin_data);
@@ -86,7 +86,7 @@ TEST_F(OiSession, IWordsStartAChatThatGoesOn) {
   o.program = i_link;
   o.args = {"list", "my", "files"};
   // `i` takes no flags (as in OI): the model comes from the default profile.
-  o.env = {{"OPENAI_API_KEY", kKey}};
+  o.env = {{"OPENAI_API_KEY", kSessionModelKey}};
   o.cwd = workspace_.path();
   o.home = home_.path();
   std::string profiles = home_.path() + "/.config/open-interpreter/profiles";
@@ -151,7 +151,7 @@ TEST_F(OiSession, PromptHistoryAndEditingAtATerminal) {
   auto run_at_terminal = [&](ScriptedServer& server, std::vector<std::string> steps) {
     RunOptions o;
     o.args = {"--model", "scripted-model", "--api_base", server.base()};
-    o.env = {{"OPENAI_API_KEY", kKey}, {"TERM", "xterm"}};
+    o.env = {{"OPENAI_API_KEY", kSessionModelKey}, {"TERM", "xterm"}};
     o.cwd = workspace_.path();
     o.home = home_.path();
     size_t next = 0;

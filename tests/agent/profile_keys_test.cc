@@ -16,11 +16,6 @@
 namespace oishell::agent {
 namespace {
 
-std::string fixture(const std::string& name) {
-  std::string dir = SCRIPTED_SERVER;  // tests/agent/scripted_server.py
-  return dir.substr(0, dir.rfind('/')) + "/profiles/" + name;
-}
-
 // The dotted names a fixture's keys stand for, nested or not (`interpreter.` dropped).
 void collect_keys(const YAML::Node& map, const std::string& prefix, std::set<std::string>* out) {
   for (const auto& kv : map) {
@@ -33,8 +28,8 @@ void collect_keys(const YAML::Node& map, const std::string& prefix, std::set<std
 
 TEST(ProfileKeys, TheFixturesTogetherCoverEveryKeyAndEveryKeyOfOpenInterpretersDocs) {
   std::set<std::string> seen;
-  collect_keys(YAML::LoadFile(fixture("nested.yaml")), "", &seen);
-  collect_keys(YAML::LoadFile(fixture("dotted.yaml")), "", &seen);
+  collect_keys(YAML::LoadFile(test::profile_fixture("nested.yaml")), "", &seen);
+  collect_keys(YAML::LoadFile(test::profile_fixture("dotted.yaml")), "", &seen);
   for (const auto& k : profile_keys()) EXPECT_TRUE(seen.count(std::string(k.name))) << k.name << " is in no fixture";
   // The settings Open Interpreter 0.4.3's docs (docs/settings/all-settings.mdx, profiles.mdx) show for profiles.
   for (const char* documented :
@@ -51,7 +46,7 @@ TEST(ProfileKeys, TheFixturesTogetherCoverEveryKeyAndEveryKeyOfOpenInterpretersD
 }
 
 TEST(ProfileKeys, NestedStyleAppliesEverySettingThisAgentHas) {
-  auto p = load_profile_file(fixture("nested.yaml"));
+  auto p = load_profile_file(test::profile_fixture("nested.yaml"));
   ASSERT_TRUE(p) << p.status().message();
   EXPECT_EQ("gpt-4o", *p->model);
   EXPECT_DOUBLE_EQ(0.3, *p->temperature);
@@ -121,7 +116,7 @@ TEST(ProfileKeys, NestedStyleAppliesEverySettingThisAgentHas) {
 }
 
 TEST(ProfileKeys, DottedStyleAppliesTheSameWay) {
-  auto p = load_profile_file(fixture("dotted.yaml"));
+  auto p = load_profile_file(test::profile_fixture("dotted.yaml"));
   ASSERT_TRUE(p) << p.status().message();
   EXPECT_EQ("claude-sonnet-4-5", *p->model);
   EXPECT_DOUBLE_EQ(0, *p->temperature);
@@ -146,7 +141,7 @@ TEST(ProfileKeys, DottedStyleAppliesTheSameWay) {
   EXPECT_EQ("From the top level.", *p->custom_instructions);
   EXPECT_EQ("user", *p->code_output_sender);
   EXPECT_EQ("none", *p->sandbox);
-  EXPECT_EQ(fixture("policies/team.yaml"), *p->policy);  // relative to the profile
+  EXPECT_EQ(test::profile_fixture("policies/team.yaml"), *p->policy);  // relative to the profile
   EXPECT_EQ(3, *p->max_turns);
   EXPECT_TRUE(p->warnings.empty()) << p->warnings[0];
   EXPECT_TRUE(p->os);

@@ -23,11 +23,6 @@ namespace {
 using test::read_text;
 using test::TempDir;
 
-std::string fixture(const std::string& name) {
-  std::string dir = SCRIPTED_SERVER;
-  return dir.substr(0, dir.rfind('/')) + "/profiles/" + name;
-}
-
 // Sets OISHELL_BIN for the test's duration (the profile reader finds `oishell` through it, as users may).
 class ScopedOishellBin {
  public:
@@ -70,7 +65,7 @@ std::string PythonProfileInSandbox::probe_error_;
 
 TEST_F(PythonProfileInSandbox, SettingsAreReadAndAppliedLikeAYamlProfiles) {
   ScopedOishellBin bin(test::oishell_bin());
-  auto p = load_profile_file(fixture("oi_style.py"));
+  auto p = load_profile_file(test::profile_fixture("oi_style.py"));
   ASSERT_TRUE(p) << p.status().message();
   EXPECT_EQ("ollama/codestral", *p->model);
   EXPECT_EQ(7000, *p->context_window);
@@ -161,7 +156,7 @@ TEST_F(PythonProfileInSandbox, TheProfileRunsConfinedNotOnTheHost) {
 TEST_F(PythonProfileInSandbox, TheInterpreterUsesAPythonProfile) {
   TempDir home, workspace;
   test::RunOptions o;
-  o.args = {"-p", fixture("oi_style.py"), "--plain", "--sandbox", "none"};
+  o.args = {"-p", test::profile_fixture("oi_style.py"), "--plain", "--sandbox", "none"};
   o.cwd = workspace.path();
   o.home = home.path();
   o.env = {{"OISHELL_BIN", test::oishell_bin()}};
@@ -171,12 +166,12 @@ TEST_F(PythonProfileInSandbox, TheInterpreterUsesAPythonProfile) {
   EXPECT_EQ(0, r.exit_code) << r.out << r.err;
   EXPECT_NE(std::string::npos, r.out.find("max_output: 1234")) << r.out;
   EXPECT_NE(std::string::npos, r.out.find("auto_run: off")) << r.out;
-  EXPECT_NE(std::string::npos, r.out.find("profile: " + fixture("oi_style.py"))) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("profile: " + test::profile_fixture("oi_style.py"))) << r.out;
 }
 
 TEST(PythonProfile, WithoutASandboxItIsRefusedWithTheYamlThatWouldDoTheSame) {
   ScopedOishellBin bin("/nonexistent/oishell");
-  auto p = load_profile_file(fixture("oi_style.py"));
+  auto p = load_profile_file(test::profile_fixture("oi_style.py"));
   ASSERT_FALSE(p);
   const std::string& m = p.status().message();
   EXPECT_NE(std::string::npos, m.find("read only in the sandbox")) << m;

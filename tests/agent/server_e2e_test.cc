@@ -22,7 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kKey = "sk-oishell-server-SECRET-9a8b7c";
+constexpr const char* kServerModelKey = "sk-oishell-server-SECRET-9a8b7c";
 
 std::string shell_quote(const std::string& s) {
   std::string q = "'";
@@ -69,7 +69,7 @@ class ServerE2E : public ::testing::Test {
     RunOptions o;
     o.args = {"--model", "scripted-model", "--api_base", model.base(), "--sandbox", "openshell", "--server"};
     o.args.insert(o.args.end(), extra.begin(), extra.end());
-    o.env = {{"OPENAI_API_KEY", kKey}, {"INTERPRETER_PORT", "0"}};
+    o.env = {{"OPENAI_API_KEY", kServerModelKey}, {"INTERPRETER_PORT", "0"}};
     for (auto& [k, v] : env) o.env[k] = v;
     o.cwd = workspace_.path();
     o.home = home_.path();
@@ -331,7 +331,7 @@ TEST_F(ServerE2E, OnlyLoopbackAndTheUsersOwnToken) {
   ScriptedServer model(json::array({say("hi")}));
   RunOptions o;
   o.args = {"--model", "scripted-model", "--api_base", model.base(), "--server"};
-  o.env = {{"OPENAI_API_KEY", kKey}, {"INTERPRETER_HOST", "0.0.0.0"}, {"INTERPRETER_PORT", "0"}};
+  o.env = {{"OPENAI_API_KEY", kServerModelKey}, {"INTERPRETER_HOST", "0.0.0.0"}, {"INTERPRETER_PORT", "0"}};
   o.cwd = workspace_.path();
   o.home = home_.path();
   RunResult r = run_interpreter(o);

@@ -17,8 +17,6 @@ using dns::Rcode;
 
 dns::Parsed parse(const std::vector<uint8_t>& m) { return dns::parse_query(std::span<const uint8_t>(m)); }
 
-IpAddress ip(const char* text) { return *IpAddress::parse(text); }
-
 TEST(DnsMessage, ReadsAQuery) {
   auto parsed = parse(make_query({.id = 0xbeef, .name = "Example.COM", .type = dns::rrtype::aaaa}));
   ASSERT_EQ(ParseOutcome::query, parsed.outcome);

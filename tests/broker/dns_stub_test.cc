@@ -22,8 +22,6 @@ using relay::Clock;
 constexpr int kA = dns::rrtype::a;
 constexpr int kAaaa = dns::rrtype::aaaa;
 
-IpAddress ip(const char* text) { return *IpAddress::parse(text); }
-
 class Recorder final : public EventSink {
  public:
   void emit(const nlohmann::json& event) override {

@@ -6,7 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "policy/net_rules.h"
+
 namespace oishell::broker::testing {
+
+// An address from its text form (a literal the test knows is valid).
+inline IpAddress ip(const char* text) { return *IpAddress::parse(text); }
 
 struct QuerySpec {
   uint16_t id = 0x1234;

@@ -6,12 +6,13 @@
 
 #include <thread>
 
+#include "dns_test_util.h"
+
 namespace oishell::broker {
 namespace {
 
 using Family = IpAddress::Family;
-
-IpAddress ip(const char* text) { return *IpAddress::parse(text); }
+using testing::ip;
 
 TEST(NameMap, SameNameSameAddressSequentially) {
   NameMap map;

@@ -238,6 +238,17 @@ std::vector<pid_t> descendants_of(pid_t root) {
   return out;
 }
 
+EtcFile::EtcFile(mode_t mode)
+    : path_("/etc/oishell-test-" + std::to_string(::getpid()) + "-" + std::to_string(mode)) {
+  int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return;  // the test's own open of path() then says why
+  (void)!::write(fd, "root only\n", 10);
+  ::fchmod(fd, mode);  // exactly `mode`, whatever the umask
+  ::close(fd);
+}
+
+EtcFile::~EtcFile() { ::unlink(path_.c_str()); }
+
 TempDir::TempDir() {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/oishell-test-XXXXXX";

@@ -72,6 +72,20 @@ class TempDir {
   std::string path_;
 };
 
+// A file in /etc, made by the test's user (root, in the tests that use it) with exactly `mode`, for the duration of
+// a test; removed again.
+class EtcFile {
+ public:
+  explicit EtcFile(mode_t mode);
+  ~EtcFile();
+  EtcFile(const EtcFile&) = delete;
+  EtcFile& operator=(const EtcFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 inline const char* oishell_bin() { return OISHELL_BIN; }
 inline const char* probe_bin() { return OISHELL_PROBE_BIN; }
 

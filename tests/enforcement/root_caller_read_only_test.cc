@@ -70,20 +70,6 @@ class SharedDir {
   TempDir tmp_;
 };
 
-// A file in /etc for the duration of a test (root can write /etc; removed again).
-class EtcFile {
- public:
-  explicit EtcFile(mode_t mode)
-      : path_("/etc/oishell-test-ro-" + std::to_string(::getpid()) + "-" + std::to_string(mode)) {
-    make_file(path_, "root only\n", mode);
-  }
-  ~EtcFile() { ::unlink(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // A host file, owned by root, that only root may read (no group or other bits): what an ordinary user cannot read
 // with or without the sandbox. Looked for in /etc (/etc/.pwd.lock, /etc/security/opasswd, ssh host keys, ...).
 std::optional<std::string> root_only_file_in_etc() {

@@ -17,24 +17,6 @@
 namespace oishell::test {
 namespace {
 
-// A root-only file in /etc for the duration of a test (root can write /etc; removed again).
-class EtcFile {
- public:
-  EtcFile(mode_t mode) : path_("/etc/oishell-test-" + std::to_string(::getpid()) + "-" + std::to_string(mode)) {
-    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-    if (fd >= 0) {
-      (void)!::write(fd, "root only\n", 10);
-      ::fchmod(fd, mode);
-      ::close(fd);
-    }
-  }
-  ~EtcFile() { ::unlink(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 class RootCaller : public ::testing::Test {
  protected:
   void SetUp() override {

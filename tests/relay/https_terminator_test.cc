@@ -118,7 +118,7 @@ HostRule rule(const std::string& text, std::vector<std::string> methods, std::ve
   return r;
 }
 
-CredentialBinding github() { return {"github", kPlaceholder, kSecret, "Authorization", "Bearer"}; }
+CredentialBinding github_binding() { return {"github", kPlaceholder, kSecret, "Authorization", "Bearer"}; }
 
 enum class UpstreamCert { trusted, other_name, untrusted_ca };
 
@@ -127,7 +127,7 @@ class Harness {
   // `rules` with, per rule, whether it declares the github credential.
   Harness(std::vector<HostRule> rules, std::vector<bool> with_credential = {}, size_t max_buffered = 1 << 20,
           UpstreamCert cert = UpstreamCert::trusted, bool shared_client_facing = false,
-          CredentialBinding binding = github())
+          CredentialBinding binding = github_binding())
       : rules_(std::move(rules)) {
     sandbox_ca_ = authority({kHost, "www.example.test"});
     public_ca_ = authority({kHost, "other.example.test"});
@@ -461,7 +461,7 @@ TEST(HttpsTerminator, ASecretEchoedInAResponseReachesTheSandboxAsAsterisks) {
 
 // A Basic credential: the base64 the relay made, not the secret as such, is what an echo of the header carries.
 TEST(HttpsTerminator, AnEchoedBasicCredentialIsWithheldToo) {
-  CredentialBinding basic = github();
+  CredentialBinding basic = github_binding();
   basic.scheme = "Basic";
   Harness h(with_token(), {true}, 1 << 20, UpstreamCert::trusted, false, basic);
   const std::string sent = base64_encode("x-access-token:" + kSecret);
@@ -556,7 +556,7 @@ TEST(HttpsTerminator, AChunkedAnswerWithoutTheSecretPassesByteForByte) {
 // The other framings and places: an echo in a response header (JSON-escaped), a body read until the upstream
 // closes (percent-encoded, and the header line's base64), all withheld.
 TEST(HttpsTerminator, ASecretEchoedInAHeaderOrACloseDelimitedBodyIsWithheld) {
-  CredentialBinding binding = github();
+  CredentialBinding binding = github_binding();
   binding.secret = "ghp_S3cr/3t+T0k&en";
   Harness h(with_token(), {true}, 1 << 20, UpstreamCert::trusted, false, binding);
   const std::string json_escaped = "ghp_S3cr\\/3t+T0k\\u0026en";

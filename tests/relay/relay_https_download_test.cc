@@ -17,7 +17,7 @@
 namespace oishell::relay::testing {
 namespace {
 
-constexpr uint64_t kSize = 20ull * 1024 * 1024;
+constexpr uint64_t kBodySize = 20ull * 1024 * 1024;
 const std::string kHost = "files.example.test";
 
 bool ssl_write_all(SSL* ssl, std::string_view data) {
@@ -92,20 +92,20 @@ TEST(RelayHttpsDownloadTest, TerminatedBodiesAreByteExactBothWaysOnOneConnection
 
   std::string head, body;
   // Download.
-  ASSERT_TRUE(ssl_write_all(ssl.get(), "GET /bytes/" + std::to_string(kSize) + " HTTP/1.1\r\nHost: " +
+  ASSERT_TRUE(ssl_write_all(ssl.get(), "GET /bytes/" + std::to_string(kBodySize) + " HTTP/1.1\r\nHost: " +
                                            authority_text + "\r\n\r\n"));
   ASSERT_TRUE(read_response(ssl.get(), head, body)) << head << " after " << body.size() << " body bytes";
   EXPECT_TRUE(head.starts_with("HTTP/1.1 200")) << head;
-  EXPECT_EQ(kSize, body.size());
+  EXPECT_EQ(kBodySize, body.size());
   EXPECT_EQ("", check_pattern(body));
   // Upload, on the same connection: the upstream counts what it received.
-  std::string upload(kSize, '\0');
-  for (uint64_t i = 0; i < kSize; ++i) upload[i] = static_cast<char>(body_byte(i));
+  std::string upload(kBodySize, '\0');
+  for (uint64_t i = 0; i < kBodySize; ++i) upload[i] = static_cast<char>(body_byte(i));
   ASSERT_TRUE(ssl_write_all(ssl.get(), "POST /count HTTP/1.1\r\nHost: " + authority_text +
-                                           "\r\nContent-Length: " + std::to_string(kSize) + "\r\n\r\n"));
+                                           "\r\nContent-Length: " + std::to_string(kBodySize) + "\r\n\r\n"));
   ASSERT_TRUE(ssl_write_all(ssl.get(), upload));
   ASSERT_TRUE(read_response(ssl.get(), head, body)) << head;
-  EXPECT_EQ(std::to_string(kSize), body);
+  EXPECT_EQ(std::to_string(kBodySize), body);
   // And a small request after both, still on that connection: each response was framed to its end.
   ASSERT_TRUE(ssl_write_all(ssl.get(), "GET /bytes/1000 HTTP/1.1\r\nHost: " + authority_text + "\r\n\r\n"));
   ASSERT_TRUE(read_response(ssl.get(), head, body)) << head;

@@ -24,14 +24,14 @@ Compiled compile_text(const std::string& text) {
   return Compiled{r.policy, spec ? *spec : SandboxSpec{}};
 }
 
-Compiled compile_profile(const std::string& name) { return compile_text("version: 1\nextends: " + name + "\n"); }
+Compiled compile_extending(const std::string& name) { return compile_text("version: 1\nextends: " + name + "\n"); }
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
 TEST(Explain, DefaultProfileInPlainSentences) {
-  auto c = compile_profile("default");
+  auto c = compile_extending("default");
   std::string e = policy::explain(c.policy, c.spec);
   EXPECT_TRUE(contains(e, "Policy: test.yaml extends profile default")) << e;
   EXPECT_TRUE(contains(e, "The workspace /home/user/project is readable and writable; commands start there.")) << e;
@@ -60,9 +60,9 @@ TEST(Explain, SaysWhereARootCallersRootOnlyFilesStayUnreadable) {
   EXPECT_TRUE(contains(e, "Started by root, the sandbox is root inside but an unused id outside, and read-only paths "
                           "are not id-mapped: in /etc, as in the system directories, files that only root may read"))
       << e;
-  auto plain = compile_profile("default");
+  auto plain = compile_extending("default");
   EXPECT_FALSE(contains(policy::explain(plain.policy, plain.spec), "Started by root"));
-  auto strict = compile_profile("strict");  // a read-only workspace
+  auto strict = compile_extending("strict");  // a read-only workspace
   EXPECT_TRUE(
       contains(policy::explain(strict.policy, strict.spec), "are not id-mapped: in /home/user/project, as in"));
 }
@@ -88,14 +88,14 @@ network:
                           "127.0.0.0/8.")) << e;
   EXPECT_TRUE(contains(e, "api.example.net resolves to 127.0.0.2 (pinned).")) << e;
 
-  auto offline = compile_profile("offline");
+  auto offline = compile_extending("offline");
   e = policy::explain(offline.policy, offline.spec);
   EXPECT_TRUE(contains(e, "No network: the sandbox has only its own loopback")) << e;
   EXPECT_FALSE(contains(e, "HTTP_PROXY")) << e;
 }
 
 TEST(Explain, StrictSaysReadOnlyWorkspaceAndLimits) {
-  auto c = compile_profile("strict");
+  auto c = compile_extending("strict");
   std::string e = policy::explain(c.policy, c.spec);
   EXPECT_TRUE(contains(e, "The workspace /home/user/project is readable but not writable")) << e;
   EXPECT_TRUE(contains(e, "seccomp, strict level")) << e;
@@ -105,12 +105,12 @@ TEST(Explain, StrictSaysReadOnlyWorkspaceAndLimits) {
 }
 
 TEST(Diff, IdenticalPoliciesAllowTheSame) {
-  auto a = compile_profile("default"), b = compile_profile("default");
+  auto a = compile_extending("default"), b = compile_extending("default");
   EXPECT_TRUE(policy::diff_specs(a.spec, b.spec).same());
 }
 
 TEST(Diff, DefaultVersusStrict) {
-  auto def = compile_profile("default"), strict = compile_profile("strict");
+  auto def = compile_extending("default"), strict = compile_extending("strict");
   auto d = policy::diff_specs(def.spec, strict.spec);  // B = strict
   auto has = [](const std::vector<std::string>& lines, const std::string& text) {
     return std::find(lines.begin(), lines.end(), text) != lines.end();

@@ -27,14 +27,6 @@ struct Outside {
   }
 };
 
-SandboxSpec compiled(const std::string& text) {
-  auto r = load_text(text);
-  EXPECT_TRUE(r.ok()) << policy::format_diagnostics(r.errors);
-  auto spec = policy::compile(r.policy, fake_context());
-  EXPECT_TRUE(spec.is_ok()) << (spec ? "" : spec.status().message());
-  return spec ? *spec : SandboxSpec{};
-}
-
 const char kPolicy[] = R"(version: 1
 network:
   allow:
@@ -51,7 +43,7 @@ std::string env_of(const SandboxSpec& spec, const std::string& name) {
 }
 
 TEST(HttpsSetup, TheSandboxGetsTheBundleTheVariablesAndThePlaceholders) {
-  SandboxSpec spec = compiled(kPolicy);
+  SandboxSpec spec = compiled_spec(kPolicy);
   const size_t mounts_before = spec.mounts.size();
   Outside outside{{{"GH_TOKEN", "ghp_s3cret"}},
                   {{"/etc/pki/tls/certs/ca-bundle.crt", "-----BEGIN CERTIFICATE-----\nSYSTEM\n-----END CERTIFICATE-----\n"}}};
@@ -77,7 +69,7 @@ TEST(HttpsSetup, TheSandboxGetsTheBundleTheVariablesAndThePlaceholders) {
 }
 
 TEST(HttpsSetup, NothingWithoutATerminatingRuleAndFailsClosedOtherwise) {
-  SandboxSpec plain = compiled("version: 1\nnetwork: {allow: [api.github.com]}\n");
+  SandboxSpec plain = compiled_spec("version: 1\nnetwork: {allow: [api.github.com]}\n");
   const auto env_before = plain.env;
   Outside none;
   auto nothing = prepare_https(plain, none.environment(), none.reader());
@@ -85,21 +77,21 @@ TEST(HttpsSetup, NothingWithoutATerminatingRuleAndFailsClosedOtherwise) {
   EXPECT_FALSE(nothing->has_value());
   EXPECT_EQ(env_before, plain.env);
   // No system bundle to extend.
-  SandboxSpec spec = compiled(kPolicy);
+  SandboxSpec spec = compiled_spec(kPolicy);
   Outside no_bundle{{{"GH_TOKEN", "t"}}, {}};
   auto refused = prepare_https(spec, no_bundle.environment(), no_bundle.reader());
   ASSERT_FALSE(refused.is_ok());
   EXPECT_TRUE(refused.status().message().starts_with("tls: terminate extends the system's trust bundle"))
       << refused.status().message();
   // A secret that is not there.
-  SandboxSpec again = compiled(kPolicy);
+  SandboxSpec again = compiled_spec(kPolicy);
   Outside no_secret{{}, {{"/etc/ssl/certs/ca-certificates.crt", "x\n"}}};
   auto missing = prepare_https(again, no_secret.environment(), no_secret.reader());
   ASSERT_FALSE(missing.is_ok());
   EXPECT_EQ("credential github: its secret could not be read from oishell's variable GH_TOKEN (it is not set)",
             missing.status().message());
   // A bundle variable the policy sets itself.
-  SandboxSpec own = compiled(std::string(kPolicy) + "env: {set: {SSL_CERT_FILE: /mine.pem}}\n");
+  SandboxSpec own = compiled_spec(std::string(kPolicy) + "env: {set: {SSL_CERT_FILE: /mine.pem}}\n");
   Outside ok{{{"GH_TOKEN", "t"}}, {{"/etc/ssl/certs/ca-certificates.crt", "x\n"}}};
   auto clash = prepare_https(own, ok.environment(), ok.reader());
   ASSERT_FALSE(clash.is_ok());

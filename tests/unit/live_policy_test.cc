@@ -15,14 +15,6 @@
 namespace oishell::testing {
 namespace {
 
-SandboxSpec compiled(const std::string& text) {
-  auto r = load_text(text);
-  EXPECT_TRUE(r.ok()) << policy::format_diagnostics(r.errors);
-  auto spec = policy::compile(r.policy, fake_context());
-  EXPECT_TRUE(spec.is_ok()) << (spec ? "" : spec.status().message());
-  return spec ? *spec : SandboxSpec{};
-}
-
 const char* kBase = "version: 1\nnetwork:\n  mode: proxy\n  allow: [a.example]\n  on_unlisted: deny\n";
 
 std::string joined(const std::vector<std::string>& lines) {
@@ -32,8 +24,8 @@ std::string joined(const std::vector<std::string>& lines) {
 }
 
 TEST(LiveNetwork, AllowAndDenyRulesChangeWithTheirDiff) {
-  SandboxSpec running = compiled(kBase);
-  SandboxSpec proposed = compiled(
+  SandboxSpec running = compiled_spec(kBase);
+  SandboxSpec proposed = compiled_spec(
       "version: 1\nnetwork:\n  mode: proxy\n  allow: [b.example]\n  deny: ['*.bad.example']\n"
       "  hosts: {b.example: 192.0.2.7}\n  on_unlisted: ask\n");
   auto change = policy::live_network_change(running, running.network, proposed);
@@ -46,14 +38,14 @@ TEST(LiveNetwork, AllowAndDenyRulesChangeWithTheirDiff) {
   EXPECT_NE(narrowed.find("network: allow a.example"), std::string::npos) << narrowed;
   EXPECT_NE(narrowed.find("*.bad.example is not denied"), std::string::npos) << narrowed;
   // The same policy again: nothing to say.
-  auto same = policy::live_network_change(running, running.network, compiled(kBase));
+  auto same = policy::live_network_change(running, running.network, compiled_spec(kBase));
   ASSERT_TRUE(same.is_ok());
   EXPECT_TRUE(same->same());
 }
 
 TEST(LiveNetwork, OtherSectionsAreRefusedSayingWhyAndWhatToDo) {
-  SandboxSpec running = compiled(kBase);
-  SandboxSpec files = compiled(std::string(kBase) + "filesystem:\n  read_only: [/data/cache]\n");
+  SandboxSpec running = compiled_spec(kBase);
+  SandboxSpec files = compiled_spec(std::string(kBase) + "filesystem:\n  read_only: [/data/cache]\n");
   auto refused = policy::live_network_change(running, running.network, files);
   ASSERT_FALSE(refused.is_ok());
   const std::string& m = refused.status().message();
@@ -62,44 +54,44 @@ TEST(LiveNetwork, OtherSectionsAreRefusedSayingWhyAndWhatToDo) {
   EXPECT_NE(m.find("only narrow"), std::string::npos) << m;
   EXPECT_NE(m.find("start a new session"), std::string::npos) << m;
 
-  SandboxSpec limits = compiled(std::string(kBase) + "limits:\n  memory: 1GiB\n");
+  SandboxSpec limits = compiled_spec(std::string(kBase) + "limits:\n  memory: 1GiB\n");
   auto limited = policy::live_network_change(running, running.network, limits);
   ASSERT_FALSE(limited.is_ok());
   EXPECT_NE(limited.status().message().find("the limits section cannot change"), std::string::npos);
 
-  SandboxSpec strict = compiled(std::string(kBase) + "process:\n  seccomp: strict\n");
+  SandboxSpec strict = compiled_spec(std::string(kBase) + "process:\n  seccomp: strict\n");
   auto seccomp = policy::live_network_change(running, running.network, strict);
   ASSERT_FALSE(seccomp.is_ok());
   EXPECT_NE(seccomp.status().message().find("the process section cannot change"), std::string::npos);
 
-  SandboxSpec none = compiled("version: 1\nnetwork:\n  mode: none\n");
+  SandboxSpec none = compiled_spec("version: 1\nnetwork:\n  mode: none\n");
   auto mode = policy::live_network_change(running, running.network, none);
   ASSERT_FALSE(mode.is_ok());
   EXPECT_NE(mode.status().message().find("network.mode cannot change"), std::string::npos) << mode.status().message();
 }
 
 TEST(LiveNetwork, WhatTheSandboxWasNotBuiltForIsRefused) {
-  SandboxSpec running = compiled(kBase);
-  SandboxSpec udp = compiled(
+  SandboxSpec running = compiled_spec(kBase);
+  SandboxSpec udp = compiled_spec(
       "version: 1\nnetwork:\n  mode: proxy\n  allow: [a.example, {host: ntp.example, ports: [123], protocol: udp}]\n");
   auto refused = policy::live_network_change(running, running.network, udp);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_NE(refused.status().message().find("no datagram relay socket"), std::string::npos)
       << refused.status().message();
   // Started with a udp rule: udp rules change like the others.
-  auto changed = policy::live_network_change(udp, udp.network, compiled(
+  auto changed = policy::live_network_change(udp, udp.network, compiled_spec(
       "version: 1\nnetwork:\n  mode: proxy\n  allow: [{host: ntp2.example, ports: [123], protocol: udp}]\n"));
   ASSERT_TRUE(changed.is_ok()) << changed.status().message();
   EXPECT_NE(joined(changed->widened).find("udp ntp2.example:123"), std::string::npos) << joined(changed->widened);
 
-  SandboxSpec terminated = compiled(
+  SandboxSpec terminated = compiled_spec(
       "version: 1\nnetwork:\n  mode: proxy\n  allow: [{host: api.example, tls: terminate, methods: [GET]}]\n");
   auto tls = policy::live_network_change(running, running.network, terminated);
   ASSERT_FALSE(tls.is_ok());
   EXPECT_NE(tls.status().message().find("`tls: terminate` for api.example cannot be added"), std::string::npos)
       << tls.status().message();
   // A terminated host the sandbox was started with may get other methods.
-  auto methods = policy::live_network_change(terminated, terminated.network, compiled(
+  auto methods = policy::live_network_change(terminated, terminated.network, compiled_spec(
       "version: 1\nnetwork:\n  mode: proxy\n  allow: [{host: api.example, tls: terminate, methods: [GET, POST]}]\n"));
   ASSERT_TRUE(methods.is_ok()) << methods.status().message();
   EXPECT_NE(joined(methods->widened).find("methods POST"), std::string::npos) << joined(methods->widened);

@@ -40,7 +40,7 @@ Compiled compile_text(const std::string& text) {
   return Compiled{r.policy, policy::compile(r.policy, socket_context())};
 }
 
-SandboxSpec compiled(const std::string& text) {
+SandboxSpec compiled_with_sockets(const std::string& text) {
   auto c = compile_text(text);
   EXPECT_TRUE(c.spec.is_ok()) << (c.spec ? "" : c.spec.status().message());
   return c.spec ? *c.spec : SandboxSpec{};
@@ -90,7 +90,7 @@ TEST(UnixSockets, SyntaxErrorsNameTheLine) {
 }
 
 TEST(UnixSockets, CompiledExpandedResolvedAndMerged) {
-  SandboxSpec spec = compiled(R"(version: 1
+  SandboxSpec spec = compiled_with_sockets(R"(version: 1
 network:
   unix:
     - /run/user/1000/bus
@@ -129,7 +129,7 @@ TEST(UnixSockets, PathLongerThanASocketAddressIsAnError) {
   // 107 bytes is the most that fits.
   std::string fits = "/run/" + std::string(102, 'y');
   EXPECT_EQ(std::vector<std::string>{fits},
-            compiled("version: 1\nnetwork:\n  unix: [" + fits + "]\n").network.unix_sockets);
+            compiled_with_sockets("version: 1\nnetwork:\n  unix: [" + fits + "]\n").network.unix_sockets);
 }
 
 TEST(UnixSockets, ExtendsAppendsWithoutDuplicates) {
@@ -167,8 +167,8 @@ TEST(UnixSockets, ExplainListsThemAndTheRefusalInBothModes) {
 }
 
 TEST(UnixSockets, DiffShowsAddedAndRemovedInEitherMode) {
-  SandboxSpec a = compiled("version: 1\nnetwork:\n  mode: none\n  unix: [/run/user/1000/bus, /run/docker.sock]\n");
-  SandboxSpec b = compiled("version: 1\nnetwork:\n  mode: none\n  unix: [/run/docker.sock, $WORKSPACE/dev.sock]\n");
+  SandboxSpec a = compiled_with_sockets("version: 1\nnetwork:\n  mode: none\n  unix: [/run/user/1000/bus, /run/docker.sock]\n");
+  SandboxSpec b = compiled_with_sockets("version: 1\nnetwork:\n  mode: none\n  unix: [/run/docker.sock, $WORKSPACE/dev.sock]\n");
   auto d = policy::diff_specs(a, b);
   EXPECT_EQ("network: connect to the unix socket /home/user/project/dev.sock\n", lines(d.only_b));
   EXPECT_EQ("network: connect to the unix socket /run/user/1000/bus\n", lines(d.only_a));
@@ -258,8 +258,8 @@ network:
 }
 
 TEST(Inspect, DiffShowsARuleThatLostItsInspection) {
-  SandboxSpec a = compiled("version: 1\nnetwork:\n  allow: [git.example.com:22, example.com]\n");
-  SandboxSpec b = compiled("version: 1\nnetwork:\n  allow: [{host: git.example.com:22, inspect: false}, "
+  SandboxSpec a = compiled_with_sockets("version: 1\nnetwork:\n  allow: [git.example.com:22, example.com]\n");
+  SandboxSpec b = compiled_with_sockets("version: 1\nnetwork:\n  allow: [{host: git.example.com:22, inspect: false}, "
                            "{host: new.example.com, inspect: false}, example.com]\n");
   auto d = policy::diff_specs(a, b);
   EXPECT_EQ("network: allow git.example.com:22 without inspection (the other inspects it)\n"
@@ -310,7 +310,7 @@ TEST(Udp, ErrorsNameTheLineAndSayWhy) {
 }
 
 TEST(Udp, DecideKeepsTheProtocolsApart) {
-  SandboxSpec spec = compiled(R"(version: 1
+  SandboxSpec spec = compiled_with_sockets(R"(version: 1
 network:
   allow:
     - {host: ntp.example.com, ports: [123], protocol: udp}
@@ -340,10 +340,10 @@ network:
 }
 
 TEST(Udp, AllowAllAndAskDoNotCoverUdp) {
-  SandboxSpec all = compiled("version: 1\nnetwork:\n  allow_all: true\n");
+  SandboxSpec all = compiled_with_sockets("version: 1\nnetwork:\n  allow_all: true\n");
   EXPECT_EQ(NetDecision::Verdict::allow, decide(all.network, "ntp.example.com", 123).verdict);
   EXPECT_EQ(NetDecision::Verdict::deny, decide(all.network, "ntp.example.com", 123, HostRule::Protocol::udp).verdict);
-  SandboxSpec ask = compiled("version: 1\nnetwork:\n  on_unlisted: ask\n");
+  SandboxSpec ask = compiled_with_sockets("version: 1\nnetwork:\n  on_unlisted: ask\n");
   EXPECT_EQ(NetDecision::Verdict::ask, decide(ask.network, "ntp.example.com", 123).verdict);
   EXPECT_EQ(NetDecision::Verdict::deny, decide(ask.network, "ntp.example.com", 123, HostRule::Protocol::udp).verdict);
 }
@@ -369,8 +369,8 @@ network:
 }
 
 TEST(Udp, DiffShowsAUdpGrantApartFromTcp) {
-  SandboxSpec a = compiled("version: 1\nnetwork:\n  allow: [ntp.example.com:123]\n");
-  SandboxSpec b = compiled("version: 1\nnetwork:\n  allow: [ntp.example.com:123, "
+  SandboxSpec a = compiled_with_sockets("version: 1\nnetwork:\n  allow: [ntp.example.com:123]\n");
+  SandboxSpec b = compiled_with_sockets("version: 1\nnetwork:\n  allow: [ntp.example.com:123, "
                            "{host: ntp.example.com, ports: [123], protocol: udp}]\n");
   auto d = policy::diff_specs(a, b);
   EXPECT_EQ("network: allow udp ntp.example.com:123\n", lines(d.only_b));
@@ -380,7 +380,7 @@ TEST(Udp, DiffShowsAUdpGrantApartFromTcp) {
 }
 
 TEST(Udp, JsonRoundTripAndSchema) {
-  SandboxSpec spec = compiled(R"(version: 1
+  SandboxSpec spec = compiled_with_sockets(R"(version: 1
 network:
   allow: [example.com, {host: ntp.example.com, ports: [123, 4123], protocol: udp}]
 )");
@@ -404,7 +404,7 @@ network:
 // --- the compiled form and the schema -------------------------------------------------------------------------
 
 TEST(NetworkJson, UnixSocketsAndInspectRoundTrip) {
-  SandboxSpec spec = compiled(R"(version: 1
+  SandboxSpec spec = compiled_with_sockets(R"(version: 1
 network:
   allow: [example.com, {host: git.example.com, ports: [22, 2222], inspect: false}, "[::1]:8080"]
   deny: [bad.example.com]

@@ -6,6 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gtest/gtest.h>
+
+#include "policy/policy.h"
+
 namespace oishell::testing {
 
 const FakeHostFs& fake_host() {
@@ -43,6 +47,14 @@ policy::LoadResult load_text(const std::string& text) {
 }
 
 std::string errors_of(const std::string& text) { return policy::format_diagnostics(load_text(text).errors); }
+
+SandboxSpec compiled_spec(const std::string& text) {
+  auto r = load_text(text);
+  EXPECT_TRUE(r.ok()) << policy::format_diagnostics(r.errors);
+  auto spec = policy::compile(r.policy, fake_context());
+  EXPECT_TRUE(spec.is_ok()) << (spec ? "" : spec.status().message());
+  return spec ? *spec : SandboxSpec{};
+}
 
 TempDir::TempDir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "oishell-unit-XXXXXX").string();

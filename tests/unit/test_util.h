@@ -20,6 +20,9 @@ CompileContext fake_context();
 policy::LoadResult load_text(const std::string& text);
 // The joined diagnostics of `text` ("" when it is valid).
 std::string errors_of(const std::string& text);
+// `text` loaded and compiled against the fake host; a load or compile error fails the calling test (and an empty
+// spec is returned).
+SandboxSpec compiled_spec(const std::string& text);
 
 // A temporary directory removed (recursively) on destruction.
 class TempDir {

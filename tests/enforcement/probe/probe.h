@@ -31,8 +31,10 @@ inline int report(long rc) {
 
 #define OI_PROBE_CAT2(a, b) a##b
 #define OI_PROBE_CAT(a, b) OI_PROBE_CAT2(a, b)
-#define OI_PROBE(name, usage)                                                        \
-  static int OI_PROBE_CAT(probe_action_, __LINE__)(const ::probe::Args& args);       \
-  static ::probe::Register OI_PROBE_CAT(probe_reg_, __LINE__)(name, usage,           \
-                                                              &OI_PROBE_CAT(probe_action_, __LINE__)); \
-  static int OI_PROBE_CAT(probe_action_, __LINE__)([[maybe_unused]] const ::probe::Args& args)
+// One registration per use: __COUNTER__ (not __LINE__) names it, unique within a translation unit even when a unity
+// build compiles several probe files as one.
+#define OI_PROBE(name, usage) OI_PROBE_NUMBERED(name, usage, __COUNTER__)
+#define OI_PROBE_NUMBERED(name, usage, n)                                                                   \
+  static int OI_PROBE_CAT(probe_action_, n)(const ::probe::Args& args);                                    \
+  static ::probe::Register OI_PROBE_CAT(probe_reg_, n)(name, usage, &OI_PROBE_CAT(probe_action_, n));      \
+  static int OI_PROBE_CAT(probe_action_, n)([[maybe_unused]] const ::probe::Args& args)
