@@ -20,7 +20,7 @@ TEST(SeccompSandbox, DenySetsAnswerEperm) {
   SandboxWorkspace w;
   // Without a sandbox most of these succeed as root, or fail with EINVAL/EFAULT/EBADF/ENOENT for the bad arguments.
   for (const char* call : {"mount", "umount", "chroot", "pivot_root", "unshare_user", "unshare_net", "setns",
-                           "init_module", "finit_module", "kexec_load", "keyctl", "add_key", "bpf", "perf_event_open",
+                           "init_module", "finit_module", "kexec_load", "keyctl", "add_key", "request_key", "bpf", "perf_event_open",
                            "ptrace", "process_vm_readv", "userfaultfd", "io_uring_setup", "open_by_handle_at",
                            "settimeofday", "af_packet", "inet_raw", "netlink_audit"}) {
     EXPECT_EQ("EPERM", w.probe({"syscall", call})) << call;

@@ -51,6 +51,8 @@ const std::map<std::string, long (*)()>& attempts() {
       {"kexec_load", [] { return sys(SYS_kexec_load, 0, 0, 0, 0); }},
       {"keyctl", [] { return sys(SYS_keyctl, 0, -3, 0); }},
       {"add_key", [] { return sys(SYS_add_key, reinterpret_cast<long>("user"), reinterpret_cast<long>("k"), 0, 0, -3); }},
+      // The keyring's third door: a key looked up (and, with a callout, made by /sbin/request-key on the host).
+      {"request_key", [] { return sys(SYS_request_key, reinterpret_cast<long>("user"), reinterpret_cast<long>("k"), 0, -3); }},
       {"bpf", [] { return sys(SYS_bpf, 5, 0, 0); }},
       {"perf_event_open", [] { return sys(SYS_perf_event_open, 0, 0, -1, -1, 0); }},
       {"ptrace", [] { return sys(SYS_ptrace, 16 /* PTRACE_ATTACH */, 1, 0, 0); }},
@@ -71,7 +73,7 @@ const std::map<std::string, long (*)()>& attempts() {
 }  // namespace
 
 OI_PROBE("syscall", "NAME  (mount umount chroot pivot_root unshare_user unshare_net setns clone3 fork init_module "
-                    "finit_module kexec_load keyctl add_key bpf perf_event_open ptrace process_vm_readv userfaultfd "
+                    "finit_module kexec_load keyctl add_key request_key bpf perf_event_open ptrace process_vm_readv userfaultfd "
                     "io_uring_setup open_by_handle_at settimeofday af_packet inet_raw netlink_audit netlink_route "
                     "inet_stream)") {
   if (args.size() != 1) return 2;
