@@ -15,7 +15,7 @@ struct Transfer {
   const CurlApi* api = nullptr;
   CURL* easy = nullptr;
   const std::function<void(std::string_view)>* on_body = nullptr;
-  HttpResponse* response = nullptr;
+  ClientResponse* response = nullptr;
 };
 
 size_t on_write(char* data, size_t size, size_t nmemb, void* user) {
@@ -67,8 +67,8 @@ struct CurlMultiDeleter {
 
 }  // namespace
 
-HttpResponse http_perform(const HttpRequest& request, const std::function<void(std::string_view)>& on_body) {
-  HttpResponse response;
+ClientResponse http_perform(const ClientRequest& request, const std::function<void(std::string_view)>& on_body) {
+  ClientResponse response;
   auto loaded = curl_api();
   if (!loaded) {
     response.transport_error = loaded.status().message();

@@ -10,7 +10,8 @@
 
 namespace oishell::agent {
 
-struct HttpRequest {
+// What this client sends (not http::HttpRequest, the parsed request the agent's servers receive).
+struct ClientRequest {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
   std::string body;                  // POST body (empty: GET)
@@ -22,7 +23,7 @@ struct HttpRequest {
   std::function<void()> on_tick;     // about every 100 ms while waiting
 };
 
-struct HttpResponse {
+struct ClientResponse {
   long status = 0;                         // 0 when no response arrived
   std::string transport_error;             // curl's message when the transfer failed (empty otherwise)
   bool cancelled = false;
@@ -32,6 +33,6 @@ struct HttpResponse {
 };
 
 // Performs the request. 2xx body bytes go to on_body as they arrive; other bodies are kept in error_body.
-HttpResponse http_perform(const HttpRequest& request, const std::function<void(std::string_view)>& on_body);
+ClientResponse http_perform(const ClientRequest& request, const std::function<void(std::string_view)>& on_body);
 
 }  // namespace oishell::agent

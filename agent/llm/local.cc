@@ -13,12 +13,12 @@ std::optional<LocalServer> find_local_server(const std::string& host) {
   } kCandidates[] = {{"Ollama", 11434}, {"LM Studio", 1234}, {"llama.cpp", 8080}, {"vLLM", 8000}};
   for (const auto& c : kCandidates) {
     std::string base = "http://" + host + ":" + std::to_string(c.port) + "/v1";
-    HttpRequest req;
+    ClientRequest req;
     req.url = base + "/models";
     req.connect_timeout_ms = 300;
     req.total_timeout_ms = 1500;
     std::string body;
-    HttpResponse resp = http_perform(req, [&body](std::string_view b) {
+    ClientResponse resp = http_perform(req, [&body](std::string_view b) {
       if (body.size() < (1 << 20)) body.append(b);
     });
     if (resp.status != 200) continue;

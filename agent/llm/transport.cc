@@ -78,7 +78,7 @@ Result<SseOutcome> stream_sse(const LlmSettings& settings, const SseCall& call, 
                               const std::function<void(const SseEvent&)>& on_event) {
   for (int attempt = 0;; ++attempt) {
     SseParser parser(on_event);
-    HttpRequest req;
+    ClientRequest req;
     req.url = call.url;
     req.headers = call.headers;
     req.body = call.body;
@@ -87,7 +87,7 @@ Result<SseOutcome> stream_sse(const LlmSettings& settings, const SseCall& call, 
     req.cancel_fd = sink.cancel_fd();
     req.cancelled = [&sink] { return sink.cancelled(); };
     req.on_tick = [&sink] { sink.on_tick(); };
-    HttpResponse resp = http_perform(req, [&parser](std::string_view bytes) { parser.feed(bytes); });
+    ClientResponse resp = http_perform(req, [&parser](std::string_view bytes) { parser.feed(bytes); });
     if (resp.cancelled) {
       parser.finish();
       return SseOutcome{true, ""};
