@@ -15,6 +15,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -137,27 +138,39 @@ OI_PROBE("setuid_exec", "PATH [ARGS...]  (run a setuid program blocked on stdin;
     ::_exit(127);
   }
   ::close(in[0]);
-  // Wait until the program has replaced the child (its Name changes), then read its effective uid.
-  std::string name = args[0].substr(args[0].rfind('/') + 1).substr(0, 15);
+  // Wait until the program has replaced the child, then read its effective uid. The sign is its cmdline becoming
+  // the new argv: the kernel lays that out after it has installed the program's credentials. (The Name changes
+  // earlier in execve, before a set-uid takes effect: a Uid read then was still the caller's.) Ends when the child
+  // exits, too.
+  std::string argv_text;
+  for (const auto& a : args) argv_text += a + '\0';
   std::string euid = "exited";
-  for (int i = 0; i < 100; ++i) {
-    std::ifstream st("/proc/" + std::to_string(pid) + "/status");
-    std::string line, n, uid;
-    while (std::getline(st, line)) {
-      if (line.rfind("Name:", 0) == 0) n = line.substr(line.find_first_not_of(" \t", 5));
-      if (line.rfind("Uid:", 0) == 0) uid = line;
+  bool reaped = false;
+  for (;;) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) {
+      reaped = true;
+      break;
     }
-    if (n == name && !uid.empty()) {
-      unsigned real = 0, effective = 0;
-      std::sscanf(uid.c_str(), "Uid: %u %u", &real, &effective);
-      euid = effective == ::geteuid() ? "euid same" : "euid " + std::to_string(effective);
+    std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string now((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (now == argv_text) {
+      std::ifstream st("/proc/" + std::to_string(pid) + "/status");
+      std::string line;
+      while (std::getline(st, line)) {
+        if (line.rfind("Uid:", 0) != 0) continue;
+        unsigned real = 0, effective = 0;
+        std::sscanf(line.c_str(), "Uid: %u %u", &real, &effective);
+        euid = effective == ::geteuid() ? "euid same" : "euid " + std::to_string(effective);
+      }
       break;
     }
     timespec ts{0, 10 * 1000000};
     ::nanosleep(&ts, nullptr);
   }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
+  if (!reaped) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
   std::puts(euid.c_str());
   return 0;
 }
